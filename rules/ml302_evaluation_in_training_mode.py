@@ -23,12 +23,11 @@ class EvaluationInTrainingMode(Rule):
     there by `model.train()`, with no `model.eval()` or `model.train(False)` in between, directly or in a
     helper of the same file. The model is tracked through `self.model` across the methods of a class
     and into the functions it is passed to, in this file or another module of the project; an evaluation
-    function whose model comes from its callers is reported when a caller (in the file, or at a call site
-    in another module of the project, whose model's class is known) passes a model in training mode, also
-    beside callers that pass one in eval mode (`evaluate(model)` after `model.eval()`, then
-    `evaluate(baseline)` of a fresh one), and the message names that call site. A `copy.deepcopy` of a model
-    has the mode its source has at the copy (an EMA or snapshot copied from a model in training mode). A
-    model whose class is
+    function whose model comes from its callers is reported when every caller that tells (in the file, or
+    at a call site in another module of the project, whose model's class is known) passes a model in
+    training mode (a caller passing it in train mode beside one in eval mode may mean it: samples logged, pseudo-labels,
+    Monte Carlo dropout), and the message names that call site. A `copy.deepcopy` of a model has the mode its
+    source has at the copy (an EMA or snapshot copied from a model in training mode). A model whose class is
     known (`torch.nn`, this file, or another module of the linted project; for a model passed in, from
     what the call sites pass) and has no Dropout/BatchNorm-like layer is not reported. A model of a project class is
     judged by what its `forward` runs for the outputs the pass keeps (`_, recon, mu, var = vae(x)` with only
@@ -92,8 +91,8 @@ class EvaluationInTrainingMode(Rule):
                 uses_of.setdefault(use.call, []).append(use)
         reported: set[tuple[ast.AST, str]] = set()
         for call, uses in uses_of.items():
-            resolved = [u for u in uses if u.facts and all(f.mode is Mode.TRAIN for f in u.facts)]  # each way there alone
-            if not resolved:
+            resolved = [u for u in uses if all(f.mode is not Mode.ENTRY for f in u.facts)]
+            if not resolved or not all(f.mode is Mode.TRAIN for u in resolved for f in u.facts):
                 continue
             if any(_in_a_test(self.ctx, u) for u in uses):
                 continue

@@ -25,7 +25,8 @@ class StatisticsBeforeSplit(Rule):
     no axis), not one within each sample (`imgs.mean(1, keepdim=True)`, `x.std(dim=-1)`) unless a reshape moved
     the rows, nor the largest id plus one (`int(y.max()) + 1`: a class count or a vocabulary size), nor a bound that only
     selects rows (`cut = df.day.max() - gap` then `df[df.day < cut]`, a percentile filter): it defines a split
-    or a filter, it scales nothing. Statistics
+    or a filter, it scales nothing; nor an extreme the values are only shifted by (`df.ts - df.ts.min()`,
+    `(t_end - df.ts) / 86400`: a time origin). Statistics
     of the training part only (`scaler.fit(X_train)`, also in a loader that returns the
     parts of its own split), and transformers inside a `Pipeline` handed to
     `cross_val_score` or `GridSearchCV`, are fine and not reported.

@@ -87,6 +87,7 @@ CONVERSIONS = frozenset({
     "torch.as_tensor", "torch.from_numpy", "torch.tensor", "torch.Tensor", "torch.FloatTensor", "numpy.asarray",
     "numpy.array", "numpy.ascontiguousarray", "numpy.asanyarray",
 })  # fmt: skip
+EXTREMES = frozenset({"min", "max", "amin", "amax", "nanmin", "nanmax"})  # an origin a shift may take
 ROW_WISE_FUNCTIONS = CONVERSIONS | {
     f"{module}.{name}" for module in ("numpy", "torch") for name in ("abs", "absolute", "log", "log1p", "sqrt", "square", "exp", "nan_to_num", "clip", "clamp")
 }  # `np.abs(X).max(0)`: a statistic of `X`'s rows
@@ -446,17 +447,35 @@ class Leakage:
         if call not in statistics or min(statistics, key=lambda c: (c.lineno, c.col_offset)) is not call:
             return None  # one finding per statement, at its first statistic
         if _reads(statement.value, data, outside=statistics):  # `X = (X - X.mean(0)) / X.std(0)` transforms
-            return None if all(self._selects_rows(c) for c in statistics) else data
+            return None if all(self._scales_nothing(c, c) for c in statistics) else data
         # `mean, std = X.mean(0), X.std(0)`, then an assignment computed from both: `X = (X - mean) / std`.
         held = _binds(statement) - {None}
         flow = self._flow(self._scope(statement))
-        return data if any(self._reads_later(flow, h, data, statement.end_lineno) and not self._threshold(flow, h) for h in held) else None
+        return data if any(self._reads_later(flow, h, data, statement.end_lineno) and not self._held_scales_nothing(flow, h, call) for h in held) else None
 
-    def _threshold(self, flow: _Flow, held: str) -> bool:
-        """Is `held` read only in comparisons that select rows (`cut = df.day.max() - gap`, then
-        `df[df.day < cut]`): a split point or a filter's bound, no statistic a transformation applies?"""
+    def _held_scales_nothing(self, flow: _Flow, held: str, statistic: ast.Call) -> bool:
+        """Is `held` read only where it scales nothing (`cut = df.day.max() - gap`, then `df[df.day < cut]`;
+        `t0 = df.ts.min()`, then `df.ts - t0`)?"""
         uses = [n for i in flow.readers.get(held, ()) for n in ast.walk(flow.events[i].value) if _key(n) == held]
-        return bool(uses) and all(self._selects_rows(n) for n in uses)
+        return bool(uses) and all(self._scales_nothing(n, statistic) for n in uses)
+
+    def _scales_nothing(self, node: ast.AST, statistic: ast.Call) -> bool:
+        """Is the statistic at `node` a bound of a comparison that selects rows (a split point or a filter), or
+        an extreme the values are only shifted by (`df.ts - df.ts.min()`, a time origin), no transformation
+        fitted on the rows?"""
+        return self._selects_rows(node) or (_method(statistic) in EXTREMES and self._shifted_by(node))
+
+    def _shifted_by(self, node: ast.AST) -> bool:
+        """Is `node` subtracted from the values or they from it, with nothing but a unit scaling the difference
+        (`(t_end - df.ts) / 86400`)?"""
+        parent = self.ctx.scopes.parent(node)
+        if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Sub)):
+            return False
+        while isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+            if isinstance(parent, ast.BinOp) and not isinstance(parent.op, (ast.Add, ast.Sub)) and not isinstance(parent.right, ast.Constant):
+                return False
+            parent = self.ctx.scopes.parent(parent)
+        return True
 
     def _selects_rows(self, node: ast.AST) -> bool:
         """Is `node` an operand of a comparison that indexes rows (`df[df.day >= node]`, `x[(x > a) & (x < b)]`)

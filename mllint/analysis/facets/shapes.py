@@ -28,7 +28,7 @@ from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import LIBRARY_TRAINERS, Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.hierarchy import made_runner
+from mllint.analysis.program.hierarchy import made_runner, self_classes
 from mllint.analysis.facets.broadcasts import Broadcast, column_and_row, written_outer
 from mllint.analysis.facets.data_shapes import (
     DATA_LOADERS, as_dataset, collate, data_value, environment_step, full_batches, full_or_even, through_outer,
@@ -224,12 +224,16 @@ class Shapes:
     def own_method(self, func: ast.AST) -> ast.FunctionDef | None:
         """The method of the class around `func` that `self.name` calls inside another of its methods
         (`self._score(p, q, bias)`, `self.collect(n)`): a plain `def` (not `forward`, nor decorated), of
-        the class or a class of this file it derives from, that no `self.name = ...` replaces."""
+        the class or a class of this file it derives from, that no `self.name = ...` replaces and no subclass
+        of the project overrides (`self` may be one: a template method's hook)."""
         if not (is_self_attribute(func) and func.attr != "forward"):
             return None
         cls = self.ctx.scopes.enclosing_class(func)
         method = self._methods(cls).get(func.attr) if cls is not None else None
         if method is None or method.decorator_list or func.attr in self._attribute_values(cls):
+            return None
+        subclasses = [derived for _, derived in self_classes(self.ctx, cls, self.view)[1:]]
+        if any(isinstance(f, ast.FunctionDef) and f.name == func.attr for derived in subclasses for f in derived.body):
             return None
         return method if first_parameter(method) == "self" else None
 
