@@ -12,7 +12,8 @@ from mllint.analysis.program.project import place_in
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.syntax.tree import position
-from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
+from mllint.analysis.values.reaching import MAX_DEPTH
+from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 

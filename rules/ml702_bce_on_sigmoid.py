@@ -4,7 +4,8 @@ from mllint.analysis.facets.gradients import backward_loss
 from mllint.analysis.facets.losses import BCE_AFTER_SIGMOID, mismatched_inputs
 from mllint.analysis.objects.call_sites import built, loads_of
 from mllint.analysis.syntax.names import callee_name
-from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
+from mllint.analysis.values.reaching import MAX_DEPTH
+from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
 

@@ -21,7 +21,8 @@ from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes, parameters
 from mllint.analysis.syntax.tree import assignment_targets
-from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
+from mllint.analysis.values.reaching import MAX_DEPTH
+from mllint.analysis.values.values import ValueKinds
 
 BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})
 BROAD_NAMES = frozenset(f"builtins.{name}" for name in BROAD)

@@ -27,7 +27,8 @@ from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import FunctionSummary
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets
-from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
+from mllint.analysis.values.reaching import MAX_DEPTH
+from mllint.analysis.values.values import ValueKinds, canonical_class
 
 CONTAINERS = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
 # Methods that put modules in a list or container (`layers.append(nn.ReLU())`).

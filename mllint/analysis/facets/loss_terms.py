@@ -39,7 +39,8 @@ from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.facets.objectives import JOINING_FUNCTIONS, LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults
 from mllint.analysis.syntax.tree import position, same_expression
-from mllint.analysis.values.values import MAX_DEPTH, Kind, ValueKinds
+from mllint.analysis.values.reaching import MAX_DEPTH
+from mllint.analysis.values.values import Kind, ValueKinds
 
 # A factor of a product that scales a term rather than being one (`ent_coef * entropy`).
 COEFFICIENT = re.compile(r"coef|coeff|weight|lambda|lam\b|^lam|alpha|beta|scale|^c_|_c$|factor|ratio_w", re.IGNORECASE)

@@ -35,7 +35,8 @@ from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.tree import assignment_targets, own_method, position
-from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
+from mllint.analysis.values.reaching import MAX_DEPTH
+from mllint.analysis.values.values import ValueKinds, canonical_class
 
 # What an object of unknown origin is called when it is a module (`self.network`, `model.text_encoder`).
 MODULE_NAME = re.compile(r"(^|_)(model|net|network|backbone|encoder|decoder|head|classifier|module)$", re.IGNORECASE)

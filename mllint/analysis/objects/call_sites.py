@@ -27,7 +27,8 @@ from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj,
 from mllint.analysis.syntax.folding import UNKNOWN, after_exit, arms, fold, known_constant, runs
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
-from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
+from mllint.analysis.values.reaching import MAX_DEPTH
+from mllint.analysis.values.values import ValueKinds
 
 MAX_CONVERSIONS = 3  # conversions of conversions (`bool(int(x))`) followed
 

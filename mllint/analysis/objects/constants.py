@@ -22,7 +22,8 @@ from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.folding import UNKNOWN, fold, known_constant, taken_arms
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters
-from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
+from mllint.analysis.values.reaching import MAX_DEPTH
+from mllint.analysis.values.values import ValueKinds
 
 _STORED: WeakKeyDictionary = WeakKeyDictionary()  # function -> the names it assigns (gone with its tree)
 MAX_UNROLL = 8  # items of a literal collection a loop over it is run once for (read by the facets' flows)
