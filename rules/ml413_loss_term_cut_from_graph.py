@@ -18,11 +18,11 @@ class LossTermCutFromGraph(Rule):
     ## What it does
     Reports a term of a backpropagated loss that is cut from the autograd graph while the rest of the
     loss is not: `loss = ce + beta * kl.item()`, `loss += penalty.detach()`, `loss = main + aux.data`,
-    `loss = ce + torch.tensor(reg)` where the cut value was computed from the model (also a term read back from a
-    dict of cut values, `w * logged["b"]` with `logged = {k: v.item() for k, v in losses.items()}`; re-wrapped from a
-    list, `torch.tensor([blk.aux for blk in self.model.blocks])`, the model built on `self` or wrapped (`nn.DataParallel`,
-    `.module`); a list of terms computed by functions of a table, `{k: LOSSES[k](out, y) for k in names}`; a term of a reduced
-    sum: `(alpha * logp - q.detach()).mean()`, scaled between reductions too: `torch.mean(torch.sum(err + w *
+    `loss = ce + torch.tensor(reg)` where the cut value was computed from the model. So are a term read back from a
+    dict of cut values (`w * logged["b"]` with `logged = {k: v.item() for k, v in losses.items()}`), a list re-wrapped
+    (`torch.tensor([blk.aux for blk in self.model.blocks])`, the model built on `self` or wrapped: `nn.DataParallel`,
+    `.module`; a list of terms computed by functions of a table, `{k: LOSSES[k](out, y) for k in names}`), a term of a
+    reduced sum (`(alpha * logp - q.detach()).mean()`, scaled between reductions too: `torch.mean(torch.sum(err + w *
     smooth.detach(), 1) / n_valid)`, in a function of the project that calls the model itself; not a
     frozen reference cut where it is computed, `(logp - ref_logp).mean()`), and a weight penalty
     summed over cut parameters (`sum(p.data.abs().sum() for p in model.parameters())`, or `+=
