@@ -575,8 +575,8 @@ class Interpreter(Operations):
         return Tensor(None, ("free", node.id), node.id)
 
     def attribute(self, node: ast.Attribute) -> object | None:
-        if self.ctx.qualified_name(node) is not None:
-            return None  # `torch.float32`, a module's attribute
+        if self.ctx.qualified_name(node) is not None:  # `torch.float32`, a module's attribute: a number
+            return NUMBER if _numbers(self.shapes.constants(node)) else None  # when a config's (`cfg.window` of an imported `cfg`)
         if is_self_attribute(node) and f"self.{node.attr}" in self.env:
             return self.env[f"self.{node.attr}"]
         size = self.shapes.attribute_size(node) if is_self_attribute(node) else None

@@ -21,6 +21,7 @@ interpreter that runs a function is `shape_interpreter`'s; `Shapes` starts it an
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import itertools
 
@@ -586,7 +587,19 @@ class Shapes:
         if cls is None:
             return None
         self._foreign.append(ctx)  # kept for this lint: its nodes' ids are in the symbols it returns
-        return ctx.analysis(Shapes).class_output(cls, arguments)
+        with self.as_linted():
+            return ctx.analysis(Shapes).class_output(cls, arguments)
+
+    @contextlib.contextmanager
+    def as_linted(self):
+        """Another module's analysis run meanwhile finds its call sites (and so the constants its
+        parameters hold) as the linted file does, whichever file asks first."""
+        linted = [self.ctx.analysis(Callers)] if self.ctx.project is not None else _LINTED[-1:]
+        _LINTED.extend(linted)
+        try:
+            yield
+        finally:
+            del _LINTED[len(_LINTED) - len(linted):]
 
     def numpy_generator(self, expr: ast.AST) -> bool:
         """Is `expr` a NumPy random generator (`rng = np.random.default_rng(seed)`)?"""
@@ -614,7 +627,10 @@ class Shapes:
         cls = self._own_class(func)
         if cls is None:
             found = self._project_class(func)
-            return None if found is None else found[0].analysis(Shapes).dataset_of(found[1], arguments)
+            if found is None:
+                return None
+            with self.as_linted():
+                return found[0].analysis(Shapes).dataset_of(found[1], arguments)
         return self.dataset_of(cls, arguments)
 
     def _project_class(self, func: ast.AST) -> tuple[object, ast.ClassDef] | None:
