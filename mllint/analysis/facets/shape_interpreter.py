@@ -837,7 +837,7 @@ class Interpreter(Operations):
             shape = value_shape(cast)
         elif name == "numpy.random.permutation" or isinstance(node.func, ast.Attribute) and node.func.attr == "permutation" and self.shapes.numpy_generator(node.func.value):
             shape = self.permutation(node)
-        elif row is not None and row.kind == ELEMENTWISE and isinstance(frame := self.value_of(call_argument(node, row.at, row.keyword)), Frame):
+        elif row is not None and row.kind == ELEMENTWISE and isinstance(frame := self.value_of(call_argument(node, row.at, row.keyword)), Frame) and not frame.windowed:
             return Frame(frame.shape, ("call", id(node)))  # `np.exp(df["x"])`: a frame again
         elif row is not None:
             shape = self.function_shape(node, name, row)
@@ -1118,7 +1118,7 @@ def _alike(items: list, key: tuple) -> object | None:
     if items and all(isinstance(i, Batches) for i in items):  # loaders of alike batches (`{"train": ..., "valid": ...}`)
         item = _alike([i.item for i in items], key) or _batch_alike([i.item for i in items], key)
         return Batches(item) if item is not None else None
-    if items and all(isinstance(i, Frame) and not i.positional and not i.labelled and len(i.shape) == len(items[0].shape) for i in items):
+    if items and all(isinstance(i, Frame) and not i.positional and not i.labelled and not i.windowed and not i.across and len(i.shape) == len(items[0].shape) for i in items):
         return Frame(tuple(d if all(i.shape[p] == d for i in items) else None for p, d in enumerate(items[0].shape)), key)
     shapes = {i.shape if isinstance(i, Tensor) else None for i in items}
     shape = shapes.pop() if len(shapes) == 1 else None

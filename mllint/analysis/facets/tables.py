@@ -33,16 +33,24 @@ FITS = frozenset({"fit", "partial_fit"})  # return the estimator
 ANY = "any"  # a list of columns of unknown length
 ARRAYS = frozenset({"to_numpy", "__array__"})
 REDUCTIONS = frozenset("max min mean median sum std var".split())
+WINDOWS = frozenset({"resample", "rolling", "expanding", "ewm"})  # what their aggregations give: rows by the window
+SAME_ROWS = frozenset({"rolling", "expanding", "ewm"})  # one result per row
+WINDOW_AGGREGATIONS = REDUCTIONS | {"first", "last", "count"}
 
 
 def frame_arithmetic(left: object, right: object, key: tuple) -> Frame | None:
-    """A frame with a number (`df["year"] - 2000`) or with a frame of its shape (`df["a"] / df["b"]`):
-    a frame of that shape."""
-    frames = [v for v in (left, right) if isinstance(v, Frame) and not v.positional and not v.labelled]
+    """A frame with a number (`df["year"] - 2000`), with a frame of its shape (`df["a"] / df["b"]`), or a
+    table with a Series over its columns (`(df - df.mean()) / df.std()`): a frame of the table's shape."""
+    frames = [v for v in (left, right) if isinstance(v, Frame) and not v.positional and not v.labelled and not v.windowed]
     others = [v for v in (left, right) if not isinstance(v, Frame)]
-    if not frames or not all(isinstance(v, Number) for v in others) or len({f.shape for f in frames}) != 1:
+    if not frames or not all(isinstance(v, Number) for v in others):
         return None
-    return Frame(frames[0].shape, key)
+    tables = [f for f in frames if not f.across]
+    if len(tables) == 1 and len(tables[0].shape) == 2 and all(f.shape[0] in (None, tables[0].shape[1]) for f in frames if f.across):
+        return Frame(tables[0].shape, key)
+    if len({(f.shape, f.across) for f in frames}) != 1:
+        return None
+    return Frame(frames[0].shape, key, across=frames[0].across)
 
 
 def read_table(node: ast.Call, name: str | None) -> object | None:
@@ -105,7 +113,7 @@ def table_rows(table: Tensor, items: list[ast.AST]) -> Tensor:
 
 
 def frame_attribute(frame: Frame, attribute: str) -> object | None:
-    if frame.labelled:
+    if frame.labelled or frame.windowed:
         return None
     if frame.accessor:
         return None if attribute in NOT_ELEMENTWISE else Frame(frame.shape, ("accessor", attribute, frame.key))
@@ -121,8 +129,15 @@ def frame_attribute(frame: Frame, attribute: str) -> object | None:
 
 
 def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
-    if frame.positional or frame.labelled:
+    if frame.positional or frame.labelled or frame.across and method not in ARRAYS:
         return None
+    if frame.windowed:  # `df.resample("1h").mean()`, `s.rolling(20).std()`: a frame of the window's shape
+        return Frame(frame.shape, ("call", id(node))) if method in WINDOW_AGGREGATIONS and not node.args else None
+    if method in WINDOWS:
+        rows = frame.shape[0] if method in SAME_ROWS else Sym(("size", ("table", id(node)), 0), "rows")
+        return Frame((rows, *frame.shape[1:]), ("table", id(node)), windowed=True)
+    if method in REDUCTIONS and len(frame.shape) == 2 and not node.args and all(k.arg in ("numeric_only", "skipna", "ddof") for k in node.keywords):
+        return Frame(frame.shape[1:], ("call", id(node)), across=True)  # `df.mean()`: one value per column
     if frame.accessor:  # `s.dt.total_seconds()`, `s.str.len()`: one value per row
         return None if method in NOT_ELEMENTWISE or any(k.arg == "expand" for k in node.keywords) else Frame(frame.shape, ("call", id(node)))
     if method in ARRAYS:
@@ -149,9 +164,12 @@ def frame_popped(interpreter, node: ast.Call, frame: Frame) -> Frame | None:
 def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.AST]) -> object | None:
     """`df["y"]`, `df[["a", "b"]]`, `df[FEATURES]`, `df.iloc[:, -1]`."""
     key = ("index", id(node), frame.key)
+    if frame.windowed:
+        return None
     if frame.positional:
         integers = {id(i) for i in items if isinstance(interpreter.seen.get(i), Number)}
-        shape = index_shape(frame.shape, items, integers, {})
+        rows = {id(items[0]): Sym(("size", key, 0), "rows")} if _index_array(interpreter.seen.get(items[0])) else {}
+        shape = index_shape(frame.shape, items, integers, rows)  # `df.iloc[idx[:n]]`: the rows an index array picks
         if shape == ():
             return NUMBER  # `df.iloc[i, -1]`: one cell
         return Frame(shape, key) if shape is not None and 1 <= len(shape) <= 2 else None
@@ -173,7 +191,7 @@ def _located(interpreter, frame: Frame, items: list[ast.AST], key: tuple) -> Fra
     """`df.loc[mask]`, `df.loc[:1000]`, `df.loc[mask, "y"]`, `df.loc[mask, ["a", "b"]]`: other rows, the
     same columns or those named."""
     rows = items[0]
-    if not (isinstance(rows, ast.Slice) or _row_filter(interpreter, rows, frame.shape[0])) or len(items) > 2:
+    if not (isinstance(rows, ast.Slice) or _row_filter(interpreter, rows, frame.shape[0]) or _index_array(interpreter.seen.get(rows))) or len(items) > 2:
         return None
     selected = _columns(interpreter, items[1]) if len(items) == 2 and len(frame.shape) == 2 else None
     if len(items) == 2 and not (isinstance(items[1], ast.Slice) and items[1].lower is None and items[1].upper is None):
@@ -181,6 +199,14 @@ def _located(interpreter, frame: Frame, items: list[ast.AST], key: tuple) -> Fra
             return None
         return Frame((Sym(("size", key, 0), "rows"),) if selected == () else (Sym(("size", key, 0), "rows"), selected if selected != ANY else None), key)
     return Frame((Sym(("size", key, 0), "rows"), *frame.shape[1:]), key)
+
+
+def _index_array(value: object) -> bool:
+    """A one-dimensional array or a Python list of labels or positions: it picks rows (`df.iloc[perm[:n]]`,
+    `df.loc[train_ids]`)."""
+    if isinstance(value, Listed):
+        return isinstance(value.item, Number)
+    return isinstance(value, Tensor) and value.shape is not None and len(value.shape) == 1
 
 
 def _row_filter(interpreter, index: ast.AST, rows: object) -> bool:

@@ -37,6 +37,8 @@ class Frame:
     positional: bool = False
     accessor: bool = False
     labelled: bool = False  # its `.loc`, which selects rows by a mask or a slice of labels, and columns by name
+    windowed: bool = False  # `df.resample("1h")`, `df.rolling(k)`: an aggregation gives a frame of this shape
+    across: bool = False  # a Series over a frame's columns (`df.mean()`): arithmetic with the frame keeps its shape
 
 
 @dataclass(frozen=True)
