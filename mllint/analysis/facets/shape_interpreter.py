@@ -19,7 +19,7 @@ from mllint.analysis.program.hierarchy import made_runner
 from mllint.analysis.facets.broadcasts import Broadcast, column_and_row, written_outer
 from mllint.analysis.facets.data_shapes import DATA_LOADERS, as_dataset, data_value, environment_step
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply
-from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
+from mllint.analysis.facets.indexing import index_shape, int_literal, signed_literal, slice_length
 from mllint.analysis.facets.layer_shapes import changes_width
 from mllint.analysis.syntax.names import call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
@@ -29,13 +29,14 @@ from mllint.analysis.facets.vocabulary import ARRAY, ELEMENTWISE, FUNCTIONS, LEG
 from mllint.analysis.facets.tensor_values import (
     MORE, NONE, NUMBER, Absent, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape,
 )
-from mllint.analysis.syntax.tree import assignment_targets, child_nodes
+from mllint.analysis.syntax.tree import assignment_targets, child_nodes, same_expression
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.values.values import canonical_class
 
 
 KEEPDIM_REDUCTIONS = frozenset("sum mean prod amax amin logsumexp std var nansum nanmean".split())  # one tensor out
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
+MAX_BRANCH_CALLS = 6  # the calls a residual branch is followed through to the value it starts from
 _ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
 _LINTED: list = []  # the `Callers` of the linted file those call sites are searched with
 MAX_ITEMS = 32  # the items of a tuple or list joined by `+` kept one by one
@@ -733,16 +734,25 @@ class Interpreter(Operations):
         residual update keeps the shape of what it adds to when the branch's shape is unknown, or known but for
         sizes that are other symbols (the layer's `dim` against the stream's `C`: equal, or the sum would
         raise), the branch being a block run on a value of that shape, unless a layer on the way changes its
-        features (`x + g(self.proj(x))` of a `Linear(d, 4 * d)`)."""
+        features (`x + g(self.proj(x))` of a `Linear(d, 4 * d)`) and no later one brings them back to its
+        input's (`x + self.fc2(act(self.fc1(x)))` of `Linear(d, 4 * d)` then `Linear(4 * d, d)`)."""
         for known, other, branch in ((left, right, getattr(node, "right", None)), (right, left, getattr(node, "left", None))):
             if known.shape is None or other.ends or not _symbols_apart(known.shape, other.shape):
                 continue
-            for _ in range(MAX_CALL_DEPTH):
+            widths, swaps = [], []  # the layers on the way that change the features (outermost first), the transposes
+            for _ in range(MAX_BRANCH_CALLS):
                 branch = branch.value if isinstance(branch, ast.Subscript) and int_literal(branch.slice) == 0 else branch
-                if not isinstance(branch, ast.Call) or not branch.args or self._widens(branch, known.shape):
+                swapped = _swapped(branch)
+                if swapped is not None:  # `mlp(h.transpose(1, 2)).transpose(1, 2)`: mixes along another axis
+                    swaps.append(swapped)
+                    branch = branch.func.value
+                elif not isinstance(branch, ast.Call) or not branch.args:
                     break
-                branch = branch.args[0]
-                if value_shape(self.seen.get(branch)) == known.shape:
+                else:
+                    if self._widens(branch, known.shape):
+                        widths.append(self.shapes.constructor(branch.func)[1])
+                    branch = branch.args[0]
+                if value_shape(self.seen.get(branch)) == known.shape and _width_restored(widths) and all(swaps.count(t) % 2 == 0 for t in swaps):
                     return known.shape
         return None
 
@@ -1206,6 +1216,23 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
     }
 
 
+
+
+def _swapped(node: ast.AST) -> tuple | None:
+    """The two dims `x.transpose(a, b)` swaps, in order; None for any other expression."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "transpose" and len(node.args) == 2 and not node.keywords):
+        return None
+    dims = [signed_literal(a) for a in node.args]
+    return tuple(sorted(dims)) if None not in dims else None
+
+
+def _width_restored(layers: list[ast.Call]) -> bool:
+    """Do the `Linear` layers a residual branch runs (outermost first) give back the features the innermost
+    takes (`Linear(4 * d, d)` after `Linear(d, 4 * d)`), or change none?"""
+    if not layers:
+        return True
+    made, given = call_argument(layers[0], 1, "out_features"), call_argument(layers[-1], 0, "in_features")
+    return len(layers) > 1 and made is not None and given is not None and same_expression(made, given)
 
 
 def _symbols_apart(known: Shape, other: Shape | None) -> bool:
