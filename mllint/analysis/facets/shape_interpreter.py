@@ -24,7 +24,7 @@ from mllint.analysis.facets.layer_shapes import changes_width
 from mllint.analysis.syntax.names import call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
 from mllint.analysis.facets.operations import KEEPS_ENDS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape
-from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_popped, read_table, scaling, table_rows
+from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_operation, frame_popped, read_table, scaling, table_rows
 from mllint.analysis.facets.vocabulary import ARRAY, ELEMENTWISE, FUNCTIONS, LEGACY, SIZES
 from mllint.analysis.facets.tensor_values import (
     MORE, NONE, NUMBER, Absent, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape,
@@ -742,6 +742,8 @@ class Interpreter(Operations):
             widths, swaps = [], []  # the layers on the way that change the features (outermost first), the transposes
             for _ in range(MAX_BRANCH_CALLS):
                 branch = branch.value if isinstance(branch, ast.Subscript) and int_literal(branch.slice) == 0 else branch
+                bound = self.shapes.values.reaching_values(branch) if isinstance(branch, ast.Name) else None
+                branch = bound[0] if bound is not None and len(bound) == 1 else branch  # `h = self.fc2(h)`, then `x + h`
                 swapped = _swapped(branch)
                 if swapped is not None:  # `mlp(h.transpose(1, 2)).transpose(1, 2)`: mixes along another axis
                     swaps.append(swapped)
@@ -798,7 +800,7 @@ class Interpreter(Operations):
             held = _alike([v for _, v in receiver.values] + ([receiver.rest] if receiver.rest is not None else []), ("held", id(node)))
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
         if isinstance(receiver, Frame):
-            return frame_method(node, node.func.attr, receiver) or frame_popped(self, node, receiver)
+            return frame_method(node, node.func.attr, receiver) or frame_popped(self, node, receiver) or frame_operation(node, receiver, arguments)
         scaler = scaling(node, name, receiver, arguments)
         if scaler is not None:
             return scaler
@@ -1236,11 +1238,12 @@ def _width_restored(layers: list[ast.Call]) -> bool:
 
 
 def _symbols_apart(known: Shape, other: Shape | None) -> bool:
-    """Is `other` unknown, or `known` but where they differ two symbols (or an unknown size)?"""
+    """Is `other` unknown, or `known` but where they differ two symbols, a size other than 1 and a symbol
+    (the sum is `known` or raises), or an unknown size?"""
     if other is None:
         return True
     pairs = list(zip(known, other))
-    return len(known) == len(other) and all(a == b or b is None or isinstance(a, Sym) and isinstance(b, Sym) for a, b in pairs)
+    return len(known) == len(other) and all(a == b or b is None or isinstance(b, Sym) and (isinstance(a, Sym) or a != 1) for a, b in pairs)
 
 
 def _keeps_dim(node: ast.Call) -> bool:

@@ -36,6 +36,7 @@ REDUCTIONS = frozenset("max min mean median sum std var".split())
 WINDOWS = frozenset({"resample", "rolling", "expanding", "ewm"})  # what their aggregations give: rows by the window
 SAME_ROWS = frozenset({"rolling", "expanding", "ewm"})  # one result per row
 WINDOW_AGGREGATIONS = REDUCTIONS | {"first", "last", "count"}
+OPERATOR_METHODS = frozenset("add sub mul div truediv".split())  # `df.sub(mu)`: `df - mu`
 
 
 def frame_arithmetic(left: object, right: object, key: tuple) -> Frame | None:
@@ -152,6 +153,13 @@ def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
             return Frame((frame.shape[0], None), key)  # the same rows: `drop(columns=...)`, `select_dtypes(include=...)`
         return Frame((Sym(("size", key, 0), "rows"), *(frame.shape[1:] if method in SAME_COLUMNS else (None,))), key)
     return None
+
+
+def frame_operation(node: ast.Call, frame: Frame, arguments: list) -> Frame | None:
+    """`df.sub(df.mean()).div(df.std())`: the arithmetic operators' methods, along the columns (no `axis`)."""
+    if node.func.attr not in OPERATOR_METHODS or len(arguments) != 1 or node.keywords:
+        return None
+    return frame_arithmetic(frame, arguments[0], ("call", id(node)))
 
 
 def frame_popped(interpreter, node: ast.Call, frame: Frame) -> Frame | None:
