@@ -885,7 +885,8 @@ class Interpreter(Operations):
                 return self.shapes.class_output(own, arguments)
             bound = self.modules_bound.get(node.func.id) if isinstance(node.func, ast.Name) else None
             constructor = bound or self.shapes.constructor(node.func)
-            output = constructor[0].analysis(type(self.shapes)).module_output(constructor[1], arguments) if constructor is not None else None
+            with self.shapes.as_linted():
+                output = constructor[0].analysis(type(self.shapes)).module_output(constructor[1], arguments) if constructor is not None else None
             if output is not None:
                 return output
             if self.record or is_self_attribute(node.func):

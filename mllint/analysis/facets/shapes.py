@@ -350,7 +350,10 @@ class Shapes:
         first = arguments[0] if arguments and not isinstance(arguments[0], Keyword) else None
         if name in WRAPPERS and constructor.args:  # `DataParallel(Net())`, `DataParallel(model)`: runs the net
             wrapped = (self.ctx, constructor.args[0]) if isinstance(constructor.args[0], ast.Call) else self.constructor(constructor.args[0])
-            return wrapped[0].analysis(Shapes).module_output(wrapped[1], arguments) if wrapped is not None else None  # (a parameter: its call sites)
+            if wrapped is None:
+                return None  # (a parameter: its call sites)
+            with self.as_linted():
+                return wrapped[0].analysis(Shapes).module_output(wrapped[1], arguments)
         if name == SEQUENTIAL:  # its layers in turn; a list unpacked among them (`*layers, nn.Linear(h, 1)`) too
             value = first
             for layer in constructor.args:
@@ -499,7 +502,8 @@ class Shapes:
             ctx, constructor = made[0]
             if ctx is not self.ctx:
                 self._foreign.append(ctx)
-            output = ctx.analysis(Shapes).module_output(constructor, arguments)
+            with self.as_linted():
+                output = ctx.analysis(Shapes).module_output(constructor, arguments)
             if _informative(output):  # `(B, ..., 1)` too, and a tuple or dict of outputs
                 own = signature_passage(binding, func)
                 passed = f"`{self.ctx.text(func)}` is `{ctx.text(constructor)}` passed at {binding.place}"
