@@ -189,6 +189,8 @@ def torch_layer_ends(name: str, constructor: ast.Call, ends: tuple[Shape, Shape]
         return ends
     if name == "torch.nn.Linear":
         return head, tail[:-1] + (size(call_argument(constructor, 1, "out_features")),)
+    if (name in POOLS or name in ADAPTIVE_POOLS) and len(head) >= 2:
+        return head, ()  # a batch's pooled signal: its batch and channels kept
     return None
 
 

@@ -894,8 +894,9 @@ class Interpreter(Operations):
                 if passed is not None:
                     return passed
         if shape is None and row is not None and row.kind in (ARRAY, LEGACY) and len(node.args) == 1:
-            ends = _listed_ends(self.value_of(node.args[0]))
-            if ends is not None:  # `torch.tensor([w])` of a `w` of unknown rank: `(1, ...)`
+            given = self.value_of(node.args[0])
+            ends = _listed_ends(given) or (given.ends if isinstance(given, Tensor) and given.shape is None else None)
+            if ends is not None:  # `torch.tensor([w])` of a `w` of unknown rank: `(1, ...)`; `torch.from_numpy(y[i:i + 1])` keeps its ends
                 return Tensor(None, ("call", id(node)), ends=ends)
         if isinstance(shape, tuple):
             squeezed = self._squeezed_at(node, receiver, shape)

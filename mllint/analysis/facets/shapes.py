@@ -35,7 +35,7 @@ from mllint.analysis.facets.data_shapes import as_dataset, collate, full_batches
 from mllint.analysis.facets.dims import Dim, Shape, Sym, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.layer_shapes import (
-    CONVOLUTIONS, LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, batched_recurrent, constructor_dim, library_model_output, loss_output,
+    CONVOLUTIONS, LINEAR, POOLS, LOSSES, SHAPE_PRESERVING, batched_convolution, batched_recurrent, constructor_dim, library_model_output, loss_output,
     spatial_symbols, torch_layer_ends, torch_layer_output, torch_layer_outputs, truncated_children, truncated_resnet,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
@@ -455,7 +455,7 @@ class Shapes:
         names = [self.values.layer_class(i) or self._chosen_layer(i) if isinstance(i, ast.Call) else None for i in layers[0]]
         key = ("call", id(constructor), first.key)
         kinds = {n for n in names if n in CONVOLUTIONS}
-        if len(kinds) == 1 and all(n in CONVOLUTIONS or n in SHAPE_PRESERVING for n in names):
+        if len(kinds) == 1 and all(n in CONVOLUTIONS or n in SHAPE_PRESERVING or POOLS.get(n) == CONVOLUTIONS[min(kinds)] for n in names):
             return self._convolved(first, [i for i, n in zip(layers[0], names) if n in kinds], CONVOLUTIONS[kinds.pop()], key)
         if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or LINEAR not in names:
             return None
@@ -469,14 +469,17 @@ class Shapes:
         return Tensor(shape, key) if shape is not None else None
 
     def _convolved(self, first: Tensor, convolutions: list[ast.Call], spatial: int, key: tuple) -> Tensor | None:
-        """A stack of one kind of convolution filled in a loop (`layers += [nn.Conv1d(c, channels, k,
-        dilation=d), nn.ReLU()]`) whose every convolution makes the same channels: `(batch, channels, ...)`
-        for a batch of the convolution's rank, its sizes along the signal not known."""
-        made = {ast.dump(c) for c in (call_argument(c, 1, "out_channels") for c in convolutions) if c is not None}
-        if len(made) != 1 or first.shape is None or len(first.shape) != spatial + 2:
+        """A stack of one kind of convolution (and its pools) filled in a loop (`layers += [nn.Conv1d(c,
+        channels, k, dilation=d), nn.ReLU()]`): `(batch, channels, ...)` for a batch of the convolution's
+        rank, the channels those every convolution makes (else not known), its sizes along the signal not known."""
+        made = {ast.dump(c) for c in (call_argument(c, 1, "out_channels") for c in convolutions)}
+        channels = self.static_dim(call_argument(convolutions[0], 1, "out_channels")) if len(made) == 1 else None
+        head = first.ends[0] if first.shape is None and first.ends else ()
+        if head and head[0] not in (1, None):  # a batch of unknown rank (`(B, ...)`; unbatched, B would be the channels)
+            return Tensor(None, key, ends=((head[0], channels) if channels is not None else head[:1], ()))
+        if first.shape is None or len(first.shape) != spatial + 2:
             return None
-        channels = self.static_dim(call_argument(convolutions[0], 1, "out_channels"))
-        return Tensor((first.shape[0], channels) + (None,) * spatial, key) if channels is not None else None
+        return Tensor((first.shape[0], channels) + (None,) * spatial, key)
 
     def _repeated_output(self, listed: ast.AST, first: Tensor) -> Tensor | None:
         """`nn.Sequential(*[Block(d) for _ in range(depth)])`: a block that gives back the shape it is given
