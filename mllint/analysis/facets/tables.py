@@ -220,6 +220,9 @@ def _index_array(value: object) -> bool:
 def _row_filter(interpreter, index: ast.AST, rows: object) -> bool:
     """Is `index` a boolean mask of rows: a comparison, a mask method (`isna()`, `isin(...)`), `~`, `&` / `|`
     of masks, a Series (`df[mask]`), or an array of the frame's rows (`rng.random(len(df)) < 0.9`)?"""
+    if isinstance(index, ast.Name):  # `mask = (df["city"] == c) & df["y"].notna()`, then `df.loc[mask, cols]`
+        bound = interpreter.shapes.values.reaching_values(index)
+        index = bound[0] if bound is not None and len(bound) == 1 and isinstance(bound[0], (ast.Compare, ast.BinOp, ast.UnaryOp)) else index
     if isinstance(index, ast.Compare):
         return True
     if isinstance(index, ast.Call) and isinstance(index.func, ast.Attribute) and index.func.attr in MASKS:
@@ -237,6 +240,13 @@ def _row_filter(interpreter, index: ast.AST, rows: object) -> bool:
 def _columns(interpreter, index: ast.AST) -> int | tuple | str | None:
     """How many columns an index names: () for one column (a string), the count for a list of strings,
     `ANY` for a Python list of unknown length (`cols = [c for c in df.columns if ...]`, passed in)."""
+    if isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add):  # `NUMERIC + ["price"]`, `prefix + "_y"`
+        parts = [_columns(interpreter, side) for side in (index.left, index.right)]
+        if parts == [(), ()]:
+            return ()
+        if all(isinstance(p, int) or p == ANY for p in parts):
+            return sum(parts) if all(isinstance(p, int) for p in parts) else ANY
+        return None
     listed = interpreter.seen.get(index)
     if isinstance(listed, Listed):  # (a tuple would be one key of a multi-level header)
         return listed.length if isinstance(listed.length, int) and listed.length > 0 else ANY
