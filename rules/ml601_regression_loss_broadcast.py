@@ -62,7 +62,11 @@ class RegressionLossBroadcast(Rule):
     class a builder function defines and returns, an activation the configuration names (`getattr(nn,
     cfg.act)()`), arrays flattened whatever their rank (`a.ravel()`), a dict of loaders read at a key the code does not
     fix (`dataloaders[phase]`), and a LightningModule's `training_step` given the batches of the
-    loader `trainer.fit(model, loader)` passes. A size of the
+    loader `trainer.fit(model, loader)` passes. Also tables whose rows an index array or a named mask picks
+    (`df.iloc[perm[:n]]`, `df.loc[keep, FEATURES + ["y"]]`), resampled or rolled (`df.resample("1h").mean()`)
+    or standardised by their column statistics (`(df - df.mean()) / df.std()`), offsets from a config
+    imported from another module (`self.y[i + self.window]`), residual blocks that widen then narrow back
+    or mix tokens through a transpose, and convolution stacks built in a loop. A size of the
     result that two different symbols decide (`(B, H)` against `(B, 1, H')`) is shown as `?`: the
     `(B, B)` stretch is there whatever it is.
 
