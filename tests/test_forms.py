@@ -20,7 +20,6 @@ DICT = "an object kept in a dict literal and read by constant key is not followe
 FRESH_HELD = "an optimizer made in each iteration, read through a dict entry or an alias, is not seen as fresh"
 PARAMS_GAINED = "a callee moved to another module: its mode effects are no longer seen at the caller's call"
 LAZY_ALIAS = "a layer built in `forward` and kept on `self` through a second name (`grown = built; self.bias = grown`) is not seen as kept"
-SCRIPT = "a function's body inlined at module level: the module scope is not analysed as the function was"
 KEPT_LAYER = "a model class of another module whose forward returns a layer only the objects layer follows (a registered builder a config key picks) is not judged"
 
 KNOWN = {
@@ -52,11 +51,9 @@ KNOWN = {
     ("ml6_shape_sources/critic.py", "trainer", "lost", "ML602"): TRAINER_VALUES,
     ("ml6_shape_sources/mlp_builder.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("ml6_shape_sources/stream.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
-    ("objects_interprocedural/e_fit.py", "script", "lost", "ML601"): SCRIPT,
     ("objects_interprocedural/h_fitter.py", "builder", "lost", "ML601"): BUILDER,
     ("shapes_lost_facts/notebook_globals.py", "builder", "lost", "ML603"): BUILDER,
     ("sites_accelerate_accumulation/trainer.py", "builder", "lost", "ML202"): BUILDER,
-    ("shapes_closure_numbers/run.py", "params", "lost", "ML601"): PARAMS,
     ("shapes_closure_numbers/run.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("sites_module_scope/rebound_modes.py", "params", "lost", "ML303"): PARAMS,
     ("values_mode_helpers/trainer.py", "params", "lost", "ML302"): PARAMS,
