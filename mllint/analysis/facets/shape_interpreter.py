@@ -582,7 +582,7 @@ class Interpreter(Operations):
         size = self.shapes.attribute_size(node) if is_self_attribute(node) else None
         if _informative(size):
             return size
-        stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and self.record else None
+        stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and (self.record or self.tracks_self) else None
         if _informative(stored):
             return stored  # (`self.loader = loader`: what `__init__` is passed, before the parameter's symbol)
         if size is not None:
@@ -1149,7 +1149,7 @@ def _selected(index: object, text: str) -> Dim:
     """How many rows a one-dimensional index tensor (`perm[i:i + bs]`, a mask) selects: a symbol of that
     index, the same for every tensor it indexes."""
     if isinstance(index, Tensor) and index.shape is not None and len(index.shape) == 1:
-        return Sym(("selected", index.key), f"len({text})")
+        return Sym(("selected", index.key), f"len({text})", "selected", (index.shape[0],))
     return None
 
 

@@ -31,7 +31,7 @@ from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import made_runner, self_classes
 from mllint.analysis.facets.data_shapes import as_dataset, collate, full_batches, full_or_even, through_outer
-from mllint.analysis.facets.dims import Dim, Shape, Sym, floor_divide, format_ends, format_shape, multiply
+from mllint.analysis.facets.dims import Dim, Shape, Sym, floor_divide, format_ends, format_shape, multiply, same_shape
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.layer_shapes import (
     LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, batched_recurrent, constructor_dim, library_model_output, loss_output,
@@ -715,9 +715,10 @@ class Shapes:
         return None
 
     def stored_attribute(self, node: ast.Attribute) -> object | None:
-        """`self.loader` read in a method of a class whose `__init__` alone assigns it: what `__init__` run
+        """`self.loader` read in a method of a class whose `__init__` assigns it: what `__init__` run
         with what its first call site that tells passes leaves there (`self.loader = DataLoader(dataset,
-        ...)` of a `Trainer(model, dataset)`)."""
+        ...)` of a `Trainer(model, dataset)`), if every other method storing it stores a tensor of the same
+        known shape (`self.weights = torch.sigmoid(-z)` of a `z` made from other `(N, 1)` state)."""
         cls = self.ctx.scopes.enclosing_class(node)
         init = own_method(cls, "__init__", ast.FunctionDef) if cls is not None else None
         if init is None or self.ctx.scopes.enclosing_function(node) is init or self._never_informative(cls, node.attr):
@@ -727,15 +728,35 @@ class Shapes:
             interpreter = Interpreter(self, init, self.passed_arguments(init), record=False)
             interpreter.tracks_self = True
             interpreter.run()
-            elsewhere = {
-                target.attr for statement in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign)
-                if self.ctx.scopes.enclosing_function(statement) is not init
-                for target in (bound_receivers(statement) if not isinstance(statement, ast.AugAssign) else [statement.target])
-                if is_self_attribute(target)
-            }  # fmt: skip
+            elsewhere: dict[str, list[ast.AST | None]] = {}  # what other methods store (None: not a tensor's shape)
+            for statement in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
+                if self.ctx.scopes.enclosing_function(statement) is init:
+                    continue
+                plain = not isinstance(statement, ast.AugAssign) and len(assignment_targets(statement)) == 1
+                for target in (bound_receivers(statement) if not isinstance(statement, ast.AugAssign) else [statement.target]):
+                    if is_self_attribute(target):  # (`self.ema += x` keeps a tensor's shape: nothing to check)
+                        stores = elsewhere.setdefault(target.attr, [])
+                        stores += [] if isinstance(statement, ast.AugAssign) else [statement.value if plain and target is statement.targets[0] else None]
             stored = {name[len("self."):]: value for name, value in interpreter.env.items() if name.startswith("self.")}
             self._stored[cls] = {name: value for name, value in stored.items() if name not in elsewhere}
+            runs: dict[ast.AST, Interpreter] = {}
+            for name, values in elsewhere.items():  # (their values read the state decided so far)
+                if name in stored and all(self._same_shape_stored(stored[name], value, runs) for value in values):
+                    self._stored[cls][name] = stored[name]
         return self._stored[cls].get(node.attr)
+
+    def _same_shape_stored(self, stored: object, value: ast.AST | None, runs: dict[ast.AST, Interpreter]) -> bool:
+        """Is what a method other than `__init__` stores in an attribute a tensor of the known shape `__init__`
+        stores there (the method run once, apart: it may be the one being analysed)?"""
+        if not isinstance(stored, Tensor) or stored.shape is None or value is None:
+            return False
+        method = self.ctx.scopes.enclosing_function(value)
+        if method not in runs:
+            runs[method] = Interpreter(self, method, self.passed_arguments(method), record=False)
+            runs[method].tracks_self = True
+            runs[method].run()
+        other = runs[method].seen.get(value)
+        return isinstance(other, Tensor) and same_shape(stored.shape, other.shape)
 
     def _never_informative(self, cls: ast.ClassDef, attribute: str) -> bool:
         """Is every store of `self.<attribute>` in the class (none: a base class or a framework sets it) a
