@@ -56,7 +56,7 @@ ANY_RECEIVER_METHODS = frozenset(
 )
 TENSOR_METHODS = (
     SAME_SHAPE_METHODS | ALONG_A_DIM | BROADCAST_METHODS | REDUCTIONS | ANY_RECEIVER_METHODS
-    | {"size", "view", "view_as", "reshape_as", "expand_as", "expand", "new_zeros", "new_ones", "new_empty", "norm"}
+    | {"size", "view", "view_as", "reshape_as", "expand_as", "expand", "new_zeros", "new_ones", "new_empty", "norm", "index_select"}
     | {"split", "chunk"} | set(METHOD_ALIASES)
 )  # fmt: skip
 
@@ -343,6 +343,11 @@ class Operations:
             return self.reduction(node, method, shape)
         if method in ("matmul", "mm", "bmm"):
             return matmul_shape(shape, self.shape_of(call_argument(node, 0, "other")))
+        if method == "index_select":  # `w.index_select(0, idx)`: as `w[idx]`
+            position = normalise(int_literal(call_argument(node, 0, "dim")), rank)
+            index = call_argument(node, 1, "index")
+            rows = selected_rows(self.value_of(index), self.ctx.text(index)) if index is not None else None
+            return None if position is None or rows is None else shape[:position] + (rows,) + shape[position + 1 :]
         if method == "expand":
             target = self.sizes(args)
             if target is None or len(target) < rank:
@@ -492,4 +497,12 @@ def _literal_shape(node: ast.AST) -> Shape | None:
         if inner and all(s is not None and s == inner[0] for s in inner):
             return (len(node.elts),) + inner[0]
         return (0,) if not inner else None
+    return None
+
+
+def selected_rows(index: object, text: str) -> Dim:
+    """How many rows a one-dimensional index tensor (`perm[i:i + bs]`, a mask) selects: a symbol of that
+    index, the same for every tensor it indexes."""
+    if isinstance(index, Tensor) and index.shape is not None and len(index.shape) == 1:
+        return Sym(("selected", index.key), f"len({text})", "selected", (index.shape[0],))
     return None

@@ -23,7 +23,7 @@ from mllint.analysis.facets.indexing import index_shape, int_literal, slice_leng
 from mllint.analysis.facets.layer_shapes import changes_width
 from mllint.analysis.syntax.names import call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
-from mllint.analysis.facets.operations import KEEPS_ENDS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape
+from mllint.analysis.facets.operations import KEEPS_ENDS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape, selected_rows
 from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_popped, read_table, scaling, table_rows
 from mllint.analysis.facets.vocabulary import ARRAY, ELEMENTWISE, FUNCTIONS, LEGACY, SIZES
 from mllint.analysis.facets.tensor_values import (
@@ -155,6 +155,9 @@ def _none_defaults(function: ast.AST, bound: dict) -> dict[str, Absent]:
     return {name: NONE for name, default in defaults if name not in bound and isinstance(default, ast.Constant) and default.value is None}
 
 
+REGISTERING = frozenset({"register_buffer", "register_parameter"})
+
+
 class Interpreter(Operations):
     """Runs one function's statements over abstract values."""
 
@@ -209,6 +212,9 @@ class Interpreter(Operations):
                 self.bind(node.target, value, None)
         elif isinstance(node, ast.Expr):
             self.eval(node.value)
+            name, value = registered(node.value)
+            if self.tracks_self and name is not None:
+                self.env[f"self.{name}"] = self.seen.get(value)
             self.forget_in_place_receiver(node.value)
             self.append(node.value)
         elif isinstance(node, ast.Return):
@@ -634,8 +640,8 @@ class Interpreter(Operations):
             integers = {id(i) for i in items if isinstance(self.seen.get(i), Number)}
             sources = {id(i): _same_selection(i) for i in items}
             rows = {
-                id(i): _selected(self.seen[sources[id(i)]], self.ctx.text(sources[id(i)]))
-                for i in items if _selected(self.seen.get(sources[id(i)]), "") is not None
+                id(i): selected_rows(self.seen[sources[id(i)]], self.ctx.text(sources[id(i)]))
+                for i in items if selected_rows(self.seen.get(sources[id(i)]), "") is not None
             }  # fmt: skip
             rows.update((id(i), w) for i in items if isinstance(i, ast.Slice) and (w := self.slice_width(i)) is not None)
             shape = index_shape(base.shape, items, integers, rows) if base.shape is not None else None
@@ -1145,12 +1151,12 @@ def _size_receiver(node: ast.AST | None) -> ast.AST | None:
 
 
 
-def _selected(index: object, text: str) -> Dim:
-    """How many rows a one-dimensional index tensor (`perm[i:i + bs]`, a mask) selects: a symbol of that
-    index, the same for every tensor it indexes."""
-    if isinstance(index, Tensor) and index.shape is not None and len(index.shape) == 1:
-        return Sym(("selected", index.key), f"len({text})", "selected", (index.shape[0],))
-    return None
+def registered(node: ast.AST) -> tuple[str | None, ast.AST | None]:
+    """The attribute `self.register_buffer("w", value)` (or `register_parameter`) makes, and its value."""
+    if not (isinstance(node, ast.Call) and is_self_attribute(node.func) and node.func.attr in REGISTERING and len(node.args) >= 2):
+        return None, None
+    name = node.args[0]
+    return (name.value, node.args[1]) if isinstance(name, ast.Constant) and isinstance(name.value, str) else (None, None)
 
 
 def _same_selection(index: ast.AST) -> ast.AST:

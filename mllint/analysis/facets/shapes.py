@@ -44,7 +44,7 @@ from mllint.analysis.syntax.scopes import FUNCTION_NODES, first_parameter, param
 from mllint.analysis.facets.operations import PARAMETERS, SIZED_CONSTRUCTORS
 from mllint.analysis.facets.shape_interpreter import (
     CONFLICT, Interpreter, MAX_CALL_DEPTH, MAX_ITEMS, _ACTIVE_CLASSES, _LINTED, _ends_of, _float_defaults, _informative,
-    _none_defaults,
+    _none_defaults, registered,
 )
 from mllint.analysis.facets.tensor_values import (
     MORE, NONE, NUMBER, Batches, Fields, Items, Keyword, Listed, Number, Samples, Tensor, value_shape,
@@ -754,6 +754,7 @@ class Shapes:
         if method not in runs:
             runs[method] = Interpreter(self, method, self.passed_arguments(method), record=False)
             runs[method].tracks_self = True
+            runs[method].env.update({f"self.{name}": held for name, held in self._stored[self.ctx.scopes.enclosing_class(method)].items()})
             runs[method].run()
         other = runs[method].seen.get(value)
         return isinstance(other, Tensor) and same_shape(stored.shape, other.shape)
@@ -827,6 +828,10 @@ class Shapes:
                     for element, value in pairs:
                         if is_self_attribute(element):
                             values.setdefault(element.attr, []).append(value)
+            for call in self.ctx.index.within(cls, ast.Call):
+                name, value = registered(call)
+                if name is not None:
+                    values.setdefault(name, []).append(value)  # `self.register_buffer("w", torch.ones(n, 1))`
             self._attributes[cls] = values
         return self._attributes[cls]
 
