@@ -60,6 +60,7 @@ TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 INFORMATIVE_ATTRIBUTES = frozenset({"shape", "T", "mT", "data", "values", "iloc"})  # of a tensor or frame
 
 MODULE_LIST = "torch.nn.ModuleList"
+MODULE_DICT = "torch.nn.ModuleDict"
 LIGHTNING_MODULES = frozenset(
     {"lightning.LightningModule", "lightning.pytorch.LightningModule", "pytorch_lightning.LightningModule"}
 )
@@ -859,6 +860,8 @@ class Shapes:
         if isinstance(func, ast.Subscript) and int_literal(func.slice) is not None:  # `self.layers[0]`
             layers, index = self.listed_modules(func.value), int_literal(func.slice)
             return layers[index] if layers and -len(layers) <= index < len(layers) else None
+        if isinstance(func, ast.Subscript) and isinstance(func.slice, ast.Constant) and isinstance(func.slice.value, str):
+            return self._keyed_module(func.value, func.slice.value)  # `self.parts["embed"]`
         made = built(self.ctx, func)
         if not made or len(made) != 1:
             return None
@@ -866,6 +869,16 @@ class Shapes:
             self._foreign.append(made[0][0])
         return made[0]
 
+
+    def _keyed_module(self, expr: ast.AST, key: str) -> tuple[object, ast.Call] | None:
+        """The layer an `nn.ModuleDict({...})` literal (`expr` built once) holds under `key`, with its module's context."""
+        made = self.constructor(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        if made is None or canonical_class(made[0].qualified_name(made[1].func)) != MODULE_DICT or len(made[1].args) != 1:
+            return None
+        given = made[1].args[0]
+        pairs = zip(given.keys, given.values) if isinstance(given, ast.Dict) else []
+        found = [v for k, v in pairs if isinstance(k, ast.Constant) and k.value == key]
+        return (made[0], found[0]) if len(found) == 1 and isinstance(found[0], ast.Call) else None
 
     def listed_modules(self, expr: ast.AST) -> list[tuple[object, ast.Call]] | None:
         """The layers of the `nn.ModuleList([...])` or `nn.Sequential(...)` `expr` is, when it is built from
