@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
+from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, dim_key, floor_divide, multiply, quotient
 from mllint.analysis.facets.indexing import int_literal, normalise
 from mllint.analysis.facets.layer_shapes import LOSSES, flatten, loss_output, pooled_sizes
 from mllint.analysis.facets.tensor_values import Items, Listed, Number, Size, Tensor, nested_shape, value_shape
@@ -276,6 +276,7 @@ class Operations:
                 return None
             if shape is None:  # `x.view(x.shape[1], x.shape[0], -1)`: x's leading sizes, as the view names them
                 shape, target = own_sizes(receiver.key, target)
+                shape = shape or trailing_source(receiver.ends, target)
                 if shape is not None and self.record:
                     self.shapes.view_sources[node] = shape
             target = _infer_minus_one(shape, target)
@@ -475,6 +476,19 @@ def own_sizes(key: tuple, target: Shape) -> tuple[Shape | None, Shape]:
         return source, target
     remainder = Sym(("rest", key, len(named)), "...")
     return (*source, remainder), (*named, remainder)
+
+
+def trailing_source(ends: tuple[Shape, Shape] | None, target: Shape) -> Shape | None:
+    """The source of a view of a tensor of unknown rank whose known last sizes the target ends with, in
+    whatever order, every size of the target stated: `(..., T, d)` viewed as `(b, d, T)` is `(b, T, d)` (the
+    sizes before `T, d` hold as many elements as `b`)."""
+    tail = ends[1] if ends else ()
+    keys = [repr(dim_key(d)) for d in tail]
+    if len(tail) < 2 or len(target) <= len(tail) or None in target or -1 in target or None in tail or 1 in tail:
+        return None
+    if len(set(keys)) != len(keys) or sorted(keys) != sorted(repr(dim_key(d)) for d in target[-len(tail) :]):
+        return None
+    return tuple(target[: -len(tail)]) + tuple(tail)
 
 
 def _infer_minus_one(source: Shape | None, target: Shape) -> Shape:

@@ -711,7 +711,7 @@ class Interpreter(Operations):
         if isinstance(left, Tensor) and isinstance(right, Tensor):
             residual = self.residual(node, left, right) if isinstance(op, (ast.Add, ast.Sub)) else None
             shape = residual or broadcast(left.shape, right.shape)
-            ends = None if shape is not None else _joint_ends(left.ends, right.ends)
+            ends = None if shape is not None else _joint_ends(left.ends, right.ends) or _ends_against(left, right) or _ends_against(right, left)
             return Tensor(shape, key, ends=ends, broadcast_at=self.outer_broadcast(node, left, right, shape))
         return None
 
@@ -1078,6 +1078,18 @@ def _joint_ends(left: tuple[Shape, Shape] | None, right: tuple[Shape, Shape] | N
     width = min(len(tail_a), len(tail_b))
     tail = tuple(a if a == b or b == 1 else b if a == 1 else None for a, b in zip(tail_a[len(tail_a) - width :], tail_b[len(tail_b) - width :]))
     return (head, tail) if head or tail else None
+
+
+def _ends_against(unknown: Tensor, known: Tensor) -> tuple[Shape, Shape] | None:
+    """The known last sizes of an element-wise result of a tensor of unknown rank and one of a known shape
+    (`embed(x) + self.pos` of a `(1, T, d)` position table): the known side's sizes other than 1 (the
+    other's are 1 or the same there, or missing), the unknown side's where the known one has a 1."""
+    if unknown.shape is not None or known.shape is None or not known.shape:
+        return None
+    tail = unknown.ends[1] if unknown.ends else ()
+    sizes = [own if own != 1 else (tail[-i] if i <= len(tail) else None) for i, own in enumerate(reversed(known.shape), 1)]
+    known_tail = tuple(reversed(list(itertools.takewhile(lambda d: d is not None, sizes))))
+    return ((), known_tail) if known_tail else None
 
 
 def _common_ends(values: list) -> tuple[Shape, Shape] | None:
