@@ -16,7 +16,7 @@ from mllint.analysis.facets.vocabulary import (
     ARRAY, BROADCAST, EINSUM, ELEMENTWISE, EYE, FUNCTIONS, JOIN, KEYWORD_ALIASES, LEGACY, LIKE, METHOD, METHOD_ALIASES, POOL, RANGE, SIZES, STEPS,
     Row, rows_of,
 )
-from mllint.analysis.syntax.names import call_argument
+from mllint.analysis.syntax.names import call_argument, is_self_attribute
 
 SAME_SHAPE_METHODS = frozenset(
     "abs neg exp log log1p log2 log10 sqrt rsqrt sigmoid tanh relu float double half bfloat16 long int bool "
@@ -66,6 +66,9 @@ class Operations:
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv)):
             combine = multiply if isinstance(node.op, ast.Mult) else floor_divide
             return combine(self.dim(node.left), self.dim(node.right))
+        spelled = self.shapes.static_dim(node) if is_self_attribute(node) else None
+        if isinstance(spelled, Sym) and spelled.key[0] == "parameter":
+            return spelled  # `self.dim` of `__init__(self, dim)`: the symbol the layers built from it have
         value = self.value_of(node)
         if isinstance(value, Number):
             return value.dim
