@@ -156,6 +156,7 @@ def _none_defaults(function: ast.AST, bound: dict) -> dict[str, Absent]:
 
 
 REGISTERING = frozenset({"register_buffer", "register_parameter"})
+EDGE_SAMPLERS = frozenset({"torch_geometric.utils.negative_sampling", "torch_geometric.utils.batched_negative_sampling"})
 
 
 class Interpreter(Operations):
@@ -487,6 +488,8 @@ class Interpreter(Operations):
                 values = self.unpack_size(value, elements, value_node)
             elif isinstance(value, Items) and len(value.values) == len(elements):
                 values = list(value.values)
+            elif isinstance(value, Tensor) and value.shape and value.shape[0] in (len(elements), None):
+                values = [Tensor(value.shape[1:], ("row", i, value.key)) for i in range(len(elements))]  # `src, dst = edges` of `(2, E)`
             else:
                 values = [None] * len(elements)
             for element, element_value in zip(elements, values):
@@ -836,6 +839,8 @@ class Interpreter(Operations):
             listed = self.value_of(call_argument(node, 0, "tensors")) if shape is None and name == "torch.stack" and len(node.args) + len(node.keywords) == 1 else None
             if isinstance(listed, Listed) and isinstance(listed.item, Tensor):  # a list of tensors of unknown shape, stacked
                 return Tensor(None, ("call", id(node)), ends=((listed.length, *listed.item.ends[0]), listed.item.ends[1]) if listed.item.ends else ((listed.length,), ()))
+        elif name in EDGE_SAMPLERS:
+            shape = (2, None)  # an edge index: a row of sources, a row of targets
         elif name in NUMPY_SCALARS and len(node.args) == 1:  # `np.float32(row["y"])`: a number, or an array cast
             cast = self.value_of(node.args[0])
             if isinstance(cast, Number):

@@ -61,6 +61,7 @@ INFORMATIVE_ATTRIBUTES = frozenset({"shape", "T", "mT", "data", "values", "iloc"
 
 MODULE_LIST = "torch.nn.ModuleList"
 MODULE_DICT = "torch.nn.ModuleDict"
+GRAPH_CONVOLUTIONS = frozenset(f"torch_geometric.nn.{conv}" for conv in ("GCNConv", "SAGEConv", "GraphConv", "GATConv", "GATv2Conv", "TransformerConv"))
 LIGHTNING_MODULES = frozenset(
     {"lightning.LightningModule", "lightning.pytorch.LightningModule", "pytorch_lightning.LightningModule"}
 )
@@ -371,6 +372,11 @@ class Shapes:
             return Tensor(loss_output(name, constructor, value_shape(first), value_shape(target)), key)
         if name is not None and name.startswith("torch.") and not own_class:
             return _carried(first, self._torch_layer_output(name, constructor, arguments, first, key))
+        if name in GRAPH_CONVOLUTIONS and isinstance(first, Tensor) and len(constructor.args) <= 2 and not own_class and not any(k.arg == "heads" for k in constructor.keywords):
+            if first.shape is not None and len(first.shape) != 2:
+                return None
+            nodes = first.shape[0] if first.shape is not None else Sym(("size", first.key, 0), f"{first.label}.size(0)")
+            return Tensor((nodes, self.static_dim(call_argument(constructor, 1, "out_channels"))), key)  # node features `(N, F)` in, `(N, out)` out
         if name and not own_class and is_library_model(name):
             head, batch = self._replaced_head(constructor), _image_batch(first)
             if head is not None and batch not in (1, None):  # `model.fc = nn.Linear(model.fc.in_features, 1)`
