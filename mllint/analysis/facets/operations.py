@@ -400,19 +400,19 @@ class Operations:
             position = 0 if form == "vstack" or (vectors and form == "hstack") else 1
             form = "stack" if vectors and form != "hstack" else "cat"
         stack = form == "stack"
+        # The other sizes are equal, or `cat` raises: symbols that differ (`z[a]`, `z[b]` of two rows of one edge index) are one.
+        agreed = tuple(_one_size([s[i] for s in shapes]) for i in range(len(first)))
         if stack:
             position = normalise(position, len(first) + 1)
-            same = all(all(x is not None and x == y for x, y in zip(first, s)) for s in shapes)
-            return first[:position] + (len(shapes),) + first[position:] if same and position is not None else None
+            same = None not in agreed
+            return agreed[:position] + (len(shapes),) + agreed[position:] if same and position is not None else None
         position = normalise(position, len(first))
         if position is None:
             return None
-        others_match = all(
-            all(x is not None and x == y for i, (x, y) in enumerate(zip(first, s)) if i != position) for s in shapes
-        )
+        others_match = all(d is not None for i, d in enumerate(agreed) if i != position)
         parts = [s[position] for s in shapes]
         total = sum(parts) if all(isinstance(p, int) for p in parts) else None
-        return first[:position] + (total,) + first[position + 1 :] if others_match else None
+        return agreed[:position] + (total,) + agreed[position + 1 :] if others_match else None
 
 
     def listed_parts(self, node: ast.AST) -> list | None:
@@ -436,6 +436,15 @@ class Operations:
         if isinstance(value, Listed) or isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             return [value.item if isinstance(value, Listed) else None, None]
         return None
+
+
+def _one_size(sizes: list) -> Dim:
+    """The size tensors joined by `cat`/`stack` all have in one dimension: an int they name, else the first
+    symbol; None when one is unknown or two ints differ."""
+    ints = {d for d in sizes if isinstance(d, int)}
+    if None in sizes or len(ints) > 1:
+        return None
+    return ints.pop() if ints else sizes[0]
 
 
 def _joined_along(shapes: list, position: int, stack: bool) -> Shape | None:

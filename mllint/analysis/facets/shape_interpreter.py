@@ -489,7 +489,8 @@ class Interpreter(Operations):
             elif isinstance(value, Items) and len(value.values) == len(elements):
                 values = list(value.values)
             elif isinstance(value, Tensor) and value.shape and value.shape[0] in (len(elements), None):
-                values = [Tensor(value.shape[1:], ("row", i, value.key)) for i in range(len(elements))]  # `src, dst = edges` of `(2, E)`
+                rest = tuple(d if d is not None else Sym(("size", value.key, i), f"{value.label}.shape[{i}]") for i, d in enumerate(value.shape[1:], 1))
+                values = [Tensor(rest, ("row", i, value.key)) for i in range(len(elements))]  # `src, dst = edges` of `(2, E)`
             else:
                 values = [None] * len(elements)
             for element, element_value in zip(elements, values):
