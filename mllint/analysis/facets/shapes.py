@@ -673,6 +673,13 @@ class Shapes:
         if is_self_attribute(expr) and depth < MAX_CALL_DEPTH:
             assigned = self._attribute_values(self.ctx.scopes.enclosing_class(expr)).get(expr.attr, [])
             return self._spelled_dim(assigned[0], depth + 1) if len(assigned) == 1 else None
+        if isinstance(expr, ast.Attribute) and depth < MAX_CALL_DEPTH:  # `cfg.hidden`, `self.cfg.hidden` of a config `__init__` is given
+            owner = expr.value
+            if is_self_attribute(owner):
+                assigned = self._attribute_values(self.ctx.scopes.enclosing_class(owner)).get(owner.attr, [])
+                owner = assigned[0] if len(assigned) == 1 else None
+            given = self._parameter_symbol(owner)
+            return Sym(("field", *given.key[1:], expr.attr), f"{given.label}.{expr.attr}") if given is not None else None
         symbol = self._parameter_symbol(expr)
         return (self._defaulted_size(expr) if symbol is not None else None) or symbol
 
