@@ -66,7 +66,8 @@ class Operations:
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv)):
             combine = multiply if isinstance(node.op, ast.Mult) else floor_divide
             return combine(self.dim(node.left), self.dim(node.right))
-        spelled = self.shapes.static_dim(node) if isinstance(node, ast.Attribute) and is_self_attribute(node.value if not is_self_attribute(node) else node) else None
+        owner = node.value if isinstance(node, ast.Attribute) else None
+        spelled = self.shapes.static_dim(node) if is_self_attribute(node) or is_self_attribute(owner) else None
         if isinstance(spelled, Sym) and spelled.key[0] in ("parameter", "field"):
             return spelled  # `self.dim` of `__init__(self, dim)`, `self.cfg.dim`: the symbol the layers built from it have
         value = self.value_of(node)

@@ -742,33 +742,36 @@ class Shapes:
             interpreter = Interpreter(self, init, self.passed_arguments(init), record=False)
             interpreter.tracks_self = True
             interpreter.run()
-            elsewhere: dict[str, list[ast.AST | None]] = {}  # what other methods store (None: not a tensor's shape)
+            elsewhere: dict[str, list[ast.AST | None]] = {}  # what other methods store (None: not known)
             for statement in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
                 if self.ctx.scopes.enclosing_function(statement) is init:
                     continue
-                plain = not isinstance(statement, ast.AugAssign) and len(assignment_targets(statement)) == 1
-                for target in (bound_receivers(statement) if not isinstance(statement, ast.AugAssign) else [statement.target]):
-                    if is_self_attribute(target):  # (`self.ema += x` keeps a tensor's shape: nothing to check)
-                        stores = elsewhere.setdefault(target.attr, [])
-                        stores += [] if isinstance(statement, ast.AugAssign) else [statement.value if plain and target is statement.targets[0] else None]
+                augmented = isinstance(statement, ast.AugAssign)
+                targets = [statement.target] if augmented else assignment_targets(statement)
+                for target in [statement.target] if augmented else bound_receivers(statement):
+                    if is_self_attribute(target):  # (`self.ema += x` keeps a tensor's shape: the statement itself)
+                        plain = augmented or (targets == [target] and statement.value is not None)
+                        elsewhere.setdefault(target.attr, []).append((statement if augmented else statement.value) if plain else None)
             stored = {name[len("self."):]: value for name, value in interpreter.env.items() if name.startswith("self.")}
             self._stored[cls] = {name: value for name, value in stored.items() if name not in elsewhere}
             runs: dict[ast.AST, Interpreter] = {}
             for name, values in elsewhere.items():  # (their values read the state decided so far)
-                if name in stored and all(self._same_shape_stored(stored[name], value, runs) for value in values):
+                if name in stored and all(self._same_shape_stored(cls, stored[name], value, runs) for value in values):
                     self._stored[cls][name] = stored[name]
         return self._stored[cls].get(node.attr)
 
-    def _same_shape_stored(self, stored: object, value: ast.AST | None, runs: dict[ast.AST, Interpreter]) -> bool:
+    def _same_shape_stored(self, cls: ast.ClassDef, stored: object, value: ast.AST | None, runs: dict[ast.AST, Interpreter]) -> bool:
         """Is what a method other than `__init__` stores in an attribute a tensor of the known shape `__init__`
         stores there (the method run once, apart: it may be the one being analysed)?"""
         if not isinstance(stored, Tensor) or stored.shape is None or value is None:
             return False
+        if isinstance(value, ast.AugAssign):
+            return True  # an in-place update keeps a tensor's shape
         method = self.ctx.scopes.enclosing_function(value)
         if method not in runs:
             runs[method] = Interpreter(self, method, self.passed_arguments(method), record=False)
             runs[method].tracks_self = True
-            runs[method].env.update({f"self.{name}": held for name, held in self._stored[self.ctx.scopes.enclosing_class(method)].items()})
+            runs[method].env.update({f"self.{name}": held for name, held in self._stored[cls].items()})
             runs[method].run()
         other = runs[method].seen.get(value)
         return isinstance(other, Tensor) and same_shape(stored.shape, other.shape)
