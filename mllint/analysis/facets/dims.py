@@ -188,13 +188,19 @@ def trailing_one_added(longer: Shape, shorter: Shape, ranks_only: bool = False) 
     """`longer` is `shorter` with a trailing size-1 dimension, and `shorter` ends with a size other
     than 1: `(B, 1)` and `(B,)`. With `ranks_only`, a size unknown on either side counts as the same
     (`(?, 1)` and `(B,)`, `(B, 1)` and `(?,)`): the ranks decide; two different known sizes still do not,
-    nor a lone 1 before the trailing one (`(1, 1)` against `(?,)` stretches one side only)."""
+    nor a lone 1 before the trailing one (`(1, 1)` against `(?,)` stretches one side only); the rows an index of
+    `B` entries selects count as `B`."""
     if not ranks_only:
         return len(shorter) >= 1 and same_shape(longer, tuple(shorter) + (1,)) and shorter[-1] != 1
     return (
         len(shorter) >= 1 and len(longer) == len(shorter) + 1 and longer[-1] == 1 and 1 not in (shorter[-1], longer[-2])
-        and all(x is None or y is None or x == y for x, y in zip(longer, shorter))
+        and all(x is None or y is None or x == y or selects(x, y) or selects(y, x) for x, y in zip(longer, shorter))
     )  # fmt: skip
+
+
+def selects(dim: Dim, size: Dim) -> bool:
+    """Is `dim` the rows a one-dimensional index of `size` entries selects (`w[idx]` of a `(B,)` `idx`)?"""
+    return isinstance(dim, Sym) and dim.operator == "selected" and size is not None and dim.operands == (size,)
 
 
 def same_shape(a: Shape | None, b: Shape | None) -> bool:

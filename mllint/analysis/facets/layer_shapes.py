@@ -17,6 +17,7 @@ SHAPE_PRESERVING = frozenset(
         "Softplus", "Hardswish", "Hardsigmoid", "Hardtanh", "Softmax", "LogSoftmax", "Identity", "Dropout",
         "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "LayerNorm", "GroupNorm", "BatchNorm1d",
         "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm",
+        "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer",  # (of the first input)
     )
 )  # fmt: skip
 LINEAR = "torch.nn.Linear"

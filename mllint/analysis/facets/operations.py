@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
+from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, dim_key, floor_divide, multiply, quotient
 from mllint.analysis.facets.indexing import int_literal, normalise
 from mllint.analysis.facets.layer_shapes import LOSSES, flatten, loss_output, pooled_sizes
 from mllint.analysis.facets.tensor_values import Items, Listed, Number, Size, Tensor, nested_shape, value_shape
@@ -16,7 +16,7 @@ from mllint.analysis.facets.vocabulary import (
     ARRAY, BROADCAST, EINSUM, ELEMENTWISE, EYE, FUNCTIONS, JOIN, KEYWORD_ALIASES, LEGACY, LIKE, METHOD, METHOD_ALIASES, POOL, RANGE, SIZES, STEPS,
     Row, rows_of,
 )
-from mllint.analysis.syntax.names import call_argument
+from mllint.analysis.syntax.names import call_argument, is_self_attribute
 
 SAME_SHAPE_METHODS = frozenset(
     "abs neg exp log log1p log2 log10 sqrt rsqrt sigmoid tanh relu float double half bfloat16 long int bool "
@@ -56,7 +56,7 @@ ANY_RECEIVER_METHODS = frozenset(
 )
 TENSOR_METHODS = (
     SAME_SHAPE_METHODS | ALONG_A_DIM | BROADCAST_METHODS | REDUCTIONS | ANY_RECEIVER_METHODS
-    | {"size", "view", "view_as", "reshape_as", "expand_as", "expand", "new_zeros", "new_ones", "new_empty", "norm"}
+    | {"size", "view", "view_as", "reshape_as", "expand_as", "expand", "new_zeros", "new_ones", "new_empty", "norm", "index_select"}
     | {"split", "chunk"} | set(METHOD_ALIASES)
 )  # fmt: skip
 
@@ -66,6 +66,10 @@ class Operations:
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv)):
             combine = multiply if isinstance(node.op, ast.Mult) else floor_divide
             return combine(self.dim(node.left), self.dim(node.right))
+        owner = node.value if isinstance(node, ast.Attribute) else None
+        spelled = self.shapes.static_dim(node) if is_self_attribute(node) or is_self_attribute(owner) else None
+        if isinstance(spelled, Sym) and spelled.key[0] in ("parameter", "field"):
+            return spelled  # `self.dim` of `__init__(self, dim)`, `self.cfg.dim`: the symbol the layers built from it have
         value = self.value_of(node)
         if isinstance(value, Number):
             return value.dim
@@ -276,6 +280,7 @@ class Operations:
                 return None
             if shape is None:  # `x.view(x.shape[1], x.shape[0], -1)`: x's leading sizes, as the view names them
                 shape, target = own_sizes(receiver.key, target)
+                shape = shape or trailing_source(receiver.ends, target)
                 if shape is not None and self.record:
                     self.shapes.view_sources[node] = shape
             target = _infer_minus_one(shape, target)
@@ -343,6 +348,11 @@ class Operations:
             return self.reduction(node, method, shape)
         if method in ("matmul", "mm", "bmm"):
             return matmul_shape(shape, self.shape_of(call_argument(node, 0, "other")))
+        if method == "index_select":  # `w.index_select(0, idx)`: as `w[idx]`
+            position = normalise(int_literal(call_argument(node, 0, "dim")), rank)
+            index = call_argument(node, 1, "index")
+            rows = selected_rows(self.value_of(index), self.ctx.text(index)) if index is not None else None
+            return None if position is None or rows is None else shape[:position] + (rows,) + shape[position + 1 :]
         if method == "expand":
             target = self.sizes(args)
             if target is None or len(target) < rank:
@@ -391,19 +401,19 @@ class Operations:
             position = 0 if form == "vstack" or (vectors and form == "hstack") else 1
             form = "stack" if vectors and form != "hstack" else "cat"
         stack = form == "stack"
+        # The other sizes are equal, or `cat` raises: symbols that differ (`z[a]`, `z[b]` of two rows of one edge index) are one.
+        agreed = tuple(_one_size([s[i] for s in shapes]) for i in range(len(first)))
         if stack:
             position = normalise(position, len(first) + 1)
-            same = all(all(x is not None and x == y for x, y in zip(first, s)) for s in shapes)
-            return first[:position] + (len(shapes),) + first[position:] if same and position is not None else None
+            same = None not in agreed
+            return agreed[:position] + (len(shapes),) + agreed[position:] if same and position is not None else None
         position = normalise(position, len(first))
         if position is None:
             return None
-        others_match = all(
-            all(x is not None and x == y for i, (x, y) in enumerate(zip(first, s)) if i != position) for s in shapes
-        )
+        others_match = all(d is not None for i, d in enumerate(agreed) if i != position)
         parts = [s[position] for s in shapes]
         total = sum(parts) if all(isinstance(p, int) for p in parts) else None
-        return first[:position] + (total,) + first[position + 1 :] if others_match else None
+        return agreed[:position] + (total,) + agreed[position + 1 :] if others_match else None
 
 
     def listed_parts(self, node: ast.AST) -> list | None:
@@ -427,6 +437,15 @@ class Operations:
         if isinstance(value, Listed) or isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             return [value.item if isinstance(value, Listed) else None, None]
         return None
+
+
+def _one_size(sizes: list) -> Dim:
+    """The size tensors joined by `cat`/`stack` all have in one dimension: an int they name, else the first
+    symbol; None when one is unknown or two ints differ."""
+    ints = {d for d in sizes if isinstance(d, int)}
+    if None in sizes or len(ints) > 1:
+        return None
+    return ints.pop() if ints else sizes[0]
 
 
 def _joined_along(shapes: list, position: int, stack: bool) -> Shape | None:
@@ -472,6 +491,19 @@ def own_sizes(key: tuple, target: Shape) -> tuple[Shape | None, Shape]:
     return (*source, remainder), (*named, remainder)
 
 
+def trailing_source(ends: tuple[Shape, Shape] | None, target: Shape) -> Shape | None:
+    """The source of a view of a tensor of unknown rank whose known last sizes the target ends with, in
+    whatever order, every size of the target stated: `(..., T, d)` viewed as `(b, d, T)` is `(b, T, d)` (the
+    sizes before `T, d` hold as many elements as `b`)."""
+    tail = ends[1] if ends else ()
+    keys = [repr(dim_key(d)) for d in tail]
+    if len(tail) < 2 or len(target) <= len(tail) or None in target or -1 in target or None in tail or 1 in tail:
+        return None
+    if len(set(keys)) != len(keys) or sorted(keys) != sorted(repr(dim_key(d)) for d in target[-len(tail) :]):
+        return None
+    return tuple(target[: -len(tail)]) + tuple(tail)
+
+
 def _infer_minus_one(source: Shape | None, target: Shape) -> Shape:
     """A `-1` in a view's target: what the source's size leaves for it (`(B, T, C).view(B, T, H, -1)`
     gives `C // H`), when every dimension of both is known."""
@@ -492,4 +524,12 @@ def _literal_shape(node: ast.AST) -> Shape | None:
         if inner and all(s is not None and s == inner[0] for s in inner):
             return (len(node.elts),) + inner[0]
         return (0,) if not inner else None
+    return None
+
+
+def selected_rows(index: object, text: str) -> Dim:
+    """How many rows a one-dimensional index tensor (`perm[i:i + bs]`, a mask) selects: a symbol of that
+    index, the same for every tensor it indexes."""
+    if isinstance(index, Tensor) and index.shape is not None and len(index.shape) == 1:
+        return Sym(("selected", index.key), f"len({text})", "selected", (index.shape[0],))
     return None

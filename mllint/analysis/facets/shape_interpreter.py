@@ -23,7 +23,7 @@ from mllint.analysis.facets.indexing import index_shape, int_literal, signed_lit
 from mllint.analysis.facets.layer_shapes import changes_width
 from mllint.analysis.syntax.names import call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
-from mllint.analysis.facets.operations import KEEPS_ENDS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape
+from mllint.analysis.facets.operations import KEEPS_ENDS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape, selected_rows
 from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_operation, frame_popped, read_table, scaling, table_rows
 from mllint.analysis.facets.vocabulary import ARRAY, ELEMENTWISE, FUNCTIONS, LEGACY, SIZES
 from mllint.analysis.facets.tensor_values import (
@@ -156,6 +156,10 @@ def _none_defaults(function: ast.AST, bound: dict) -> dict[str, Absent]:
     return {name: NONE for name, default in defaults if name not in bound and isinstance(default, ast.Constant) and default.value is None}
 
 
+REGISTERING = frozenset({"register_buffer", "register_parameter"})
+EDGE_SAMPLERS = frozenset({"torch_geometric.utils.negative_sampling", "torch_geometric.utils.batched_negative_sampling"})
+
+
 class Interpreter(Operations):
     """Runs one function's statements over abstract values."""
 
@@ -210,6 +214,9 @@ class Interpreter(Operations):
                 self.bind(node.target, value, None)
         elif isinstance(node, ast.Expr):
             self.eval(node.value)
+            name, value = registered(node.value)
+            if self.tracks_self and name is not None:
+                self.env[f"self.{name}"] = self.seen.get(value)
             self.forget_in_place_receiver(node.value)
             self.append(node.value)
         elif isinstance(node, ast.Return):
@@ -482,6 +489,9 @@ class Interpreter(Operations):
                 values = self.unpack_size(value, elements, value_node)
             elif isinstance(value, Items) and len(value.values) == len(elements):
                 values = list(value.values)
+            elif isinstance(value, Tensor) and value.shape and value.shape[0] in (len(elements), None):
+                rest = tuple(d if d is not None else Sym(("size", value.key, i), f"{value.label}.shape[{i}]") for i, d in enumerate(value.shape[1:], 1))
+                values = [Tensor(rest, ("row", i, value.key)) for i in range(len(elements))]  # `src, dst = edges` of `(2, E)`
             else:
                 values = [None] * len(elements)
             for element, element_value in zip(elements, values):
@@ -583,7 +593,7 @@ class Interpreter(Operations):
         size = self.shapes.attribute_size(node) if is_self_attribute(node) else None
         if _informative(size):
             return size
-        stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and self.record else None
+        stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and (self.record or self.tracks_self) else None
         if _informative(stored):
             return stored  # (`self.loader = loader`: what `__init__` is passed, before the parameter's symbol)
         if size is not None:
@@ -635,8 +645,8 @@ class Interpreter(Operations):
             integers = {id(i) for i in items if isinstance(self.seen.get(i), Number)}
             sources = {id(i): _same_selection(i) for i in items}
             rows = {
-                id(i): _selected(self.seen[sources[id(i)]], self.ctx.text(sources[id(i)]))
-                for i in items if _selected(self.seen.get(sources[id(i)]), "") is not None
+                id(i): selected_rows(self.seen[sources[id(i)]], self.ctx.text(sources[id(i)]))
+                for i in items if selected_rows(self.seen.get(sources[id(i)]), "") is not None
             }  # fmt: skip
             rows.update((id(i), w) for i in items if isinstance(i, ast.Slice) and (w := self.slice_width(i)) is not None)
             shape = index_shape(base.shape, items, integers, rows) if base.shape is not None else None
@@ -706,7 +716,7 @@ class Interpreter(Operations):
         if isinstance(left, Tensor) and isinstance(right, Tensor):
             residual = self.residual(node, left, right) if isinstance(op, (ast.Add, ast.Sub)) else None
             shape = residual or broadcast(left.shape, right.shape)
-            ends = None if shape is not None else _joint_ends(left.ends, right.ends)
+            ends = None if shape is not None else _joint_ends(left.ends, right.ends) or _ends_against(left, right) or _ends_against(right, left)
             return Tensor(shape, key, ends=ends, broadcast_at=self.outer_broadcast(node, left, right, shape))
         return None
 
@@ -842,6 +852,8 @@ class Interpreter(Operations):
             listed = self.value_of(call_argument(node, 0, "tensors")) if shape is None and name == "torch.stack" and len(node.args) + len(node.keywords) == 1 else None
             if isinstance(listed, Listed) and isinstance(listed.item, Tensor):  # a list of tensors of unknown shape, stacked
                 return Tensor(None, ("call", id(node)), ends=((listed.length, *listed.item.ends[0]), listed.item.ends[1]) if listed.item.ends else ((listed.length,), ()))
+        elif name in EDGE_SAMPLERS:
+            shape = (2, None)  # an edge index: a row of sources, a row of targets
         elif name in NUMPY_SCALARS and len(node.args) == 1:  # `np.float32(row["y"])`: a number, or an array cast
             cast = self.value_of(node.args[0])
             if isinstance(cast, Number):
@@ -1088,6 +1100,18 @@ def _joint_ends(left: tuple[Shape, Shape] | None, right: tuple[Shape, Shape] | N
     return (head, tail) if head or tail else None
 
 
+def _ends_against(unknown: Tensor, known: Tensor) -> tuple[Shape, Shape] | None:
+    """The known last sizes of an element-wise result of a tensor of unknown rank and one of a known shape
+    (`embed(x) + self.pos` of a `(1, T, d)` position table): the known side's sizes other than 1 (the
+    other's are 1 or the same there, or missing), the unknown side's where the known one has a 1."""
+    if unknown.shape is not None or known.shape is None or not known.shape:
+        return None
+    tail = unknown.ends[1] if unknown.ends else ()
+    sizes = [own if own != 1 else (tail[-i] if i <= len(tail) else None) for i, own in enumerate(reversed(known.shape), 1)]
+    known_tail = tuple(reversed(list(itertools.takewhile(lambda d: d is not None, sizes))))
+    return ((), known_tail) if known_tail else None
+
+
 def _common_ends(values: list) -> tuple[Shape, Shape] | None:
     """The ends every path's tensor of unknown rank agrees on (`h` and `h + block(h)` of a loop: `(B, ..., ?)`)."""
     ends = [v.ends if isinstance(v, Tensor) and v.shape is None else None for v in values]
@@ -1159,12 +1183,12 @@ def _size_receiver(node: ast.AST | None) -> ast.AST | None:
 
 
 
-def _selected(index: object, text: str) -> Dim:
-    """How many rows a one-dimensional index tensor (`perm[i:i + bs]`, a mask) selects: a symbol of that
-    index, the same for every tensor it indexes."""
-    if isinstance(index, Tensor) and index.shape is not None and len(index.shape) == 1:
-        return Sym(("selected", index.key), f"len({text})")
-    return None
+def registered(node: ast.AST) -> tuple[str | None, ast.AST | None]:
+    """The attribute `self.register_buffer("w", value)` (or `register_parameter`) makes, and its value."""
+    if not (isinstance(node, ast.Call) and is_self_attribute(node.func) and node.func.attr in REGISTERING and len(node.args) >= 2):
+        return None, None
+    name = node.args[0]
+    return (name.value, node.args[1]) if isinstance(name, ast.Constant) and isinstance(name.value, str) else (None, None)
 
 
 def _same_selection(index: ast.AST) -> ast.AST:

@@ -32,7 +32,7 @@ from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import made_runner, self_classes
 from mllint.analysis.facets.data_shapes import as_dataset, collate, full_batches, full_or_even, through_outer
-from mllint.analysis.facets.dims import Dim, Shape, Sym, floor_divide, format_ends, format_shape, multiply
+from mllint.analysis.facets.dims import Dim, Shape, Sym, floor_divide, format_ends, format_shape, multiply, same_shape
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.layer_shapes import (
     CONVOLUTIONS, LINEAR, POOLS, LOSSES, SHAPE_PRESERVING, batched_convolution, batched_recurrent, constructor_dim, library_model_output, loss_output,
@@ -45,7 +45,7 @@ from mllint.analysis.syntax.scopes import FUNCTION_NODES, first_parameter, param
 from mllint.analysis.facets.operations import PARAMETERS, SIZED_CONSTRUCTORS
 from mllint.analysis.facets.shape_interpreter import (
     CONFLICT, Interpreter, MAX_CALL_DEPTH, MAX_ITEMS, _ACTIVE_CLASSES, _LINTED, _ends_of, _float_defaults, _informative,
-    _none_defaults,
+    _none_defaults, registered,
 )
 from mllint.analysis.facets.tensor_values import (
     MORE, NONE, NUMBER, Batches, Fields, Items, Keyword, Listed, Number, Samples, Tensor, value_shape,
@@ -61,6 +61,8 @@ TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 INFORMATIVE_ATTRIBUTES = frozenset({"shape", "T", "mT", "data", "values", "iloc"})  # of a tensor or frame
 
 MODULE_LIST = "torch.nn.ModuleList"
+MODULE_DICT = "torch.nn.ModuleDict"
+GRAPH_CONVOLUTIONS = frozenset(f"torch_geometric.nn.{conv}" for conv in ("GCNConv", "SAGEConv", "GraphConv", "GATConv", "GATv2Conv", "TransformerConv"))
 LIGHTNING_MODULES = frozenset(
     {"lightning.LightningModule", "lightning.pytorch.LightningModule", "pytorch_lightning.LightningModule"}
 )
@@ -374,6 +376,11 @@ class Shapes:
             return Tensor(loss_output(name, constructor, value_shape(first), value_shape(target)), key)
         if name is not None and name.startswith("torch.") and not own_class:
             return _carried(first, self._torch_layer_output(name, constructor, arguments, first, key))
+        if name in GRAPH_CONVOLUTIONS and isinstance(first, Tensor) and len(constructor.args) <= 2 and not own_class and not any(k.arg == "heads" for k in constructor.keywords):
+            if first.shape is not None and len(first.shape) != 2:
+                return None
+            nodes = first.shape[0] if first.shape is not None else Sym(("size", first.key, 0), f"{first.label}.size(0)")
+            return Tensor((nodes, self.static_dim(call_argument(constructor, 1, "out_channels"))), key)  # node features `(N, F)` in, `(N, out)` out
         if name and not own_class and is_library_model(name):
             head, batch = self._replaced_head(constructor), _image_batch(first)
             if head is not None and batch not in (1, None):  # `model.fc = nn.Linear(model.fc.in_features, 1)`
@@ -702,6 +709,13 @@ class Shapes:
         if is_self_attribute(expr) and depth < MAX_CALL_DEPTH:
             assigned = self._attribute_values(self.ctx.scopes.enclosing_class(expr)).get(expr.attr, [])
             return self._spelled_dim(assigned[0], depth + 1) if len(assigned) == 1 else None
+        if isinstance(expr, ast.Attribute) and depth < MAX_CALL_DEPTH:  # `cfg.hidden`, `self.cfg.hidden` of a config `__init__` is given
+            owner = expr.value
+            if is_self_attribute(owner):
+                assigned = self._attribute_values(self.ctx.scopes.enclosing_class(owner)).get(owner.attr, [])
+                owner = assigned[0] if len(assigned) == 1 else None
+            given = self._parameter_symbol(owner)
+            return Sym(("field", *given.key[1:], expr.attr), f"{given.label}.{expr.attr}") if given is not None else None
         symbol = self._parameter_symbol(expr)
         return (self._defaulted_size(expr) if symbol is not None else None) or symbol
 
@@ -751,9 +765,10 @@ class Shapes:
         return None
 
     def stored_attribute(self, node: ast.Attribute) -> object | None:
-        """`self.loader` read in a method of a class whose `__init__` alone assigns it: what `__init__` run
+        """`self.loader` read in a method of a class whose `__init__` assigns it: what `__init__` run
         with what its first call site that tells passes leaves there (`self.loader = DataLoader(dataset,
-        ...)` of a `Trainer(model, dataset)`)."""
+        ...)` of a `Trainer(model, dataset)`), if every other method storing it stores a tensor of the same
+        known shape (`self.weights = torch.sigmoid(-z)` of a `z` made from other `(N, 1)` state)."""
         cls = self.ctx.scopes.enclosing_class(node)
         init = own_method(cls, "__init__", ast.FunctionDef) if cls is not None else None
         if init is None or self.ctx.scopes.enclosing_function(node) is init or self._never_informative(cls, node.attr):
@@ -763,15 +778,39 @@ class Shapes:
             interpreter = Interpreter(self, init, self.passed_arguments(init), record=False)
             interpreter.tracks_self = True
             interpreter.run()
-            elsewhere = {
-                target.attr for statement in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign)
-                if self.ctx.scopes.enclosing_function(statement) is not init
-                for target in (bound_receivers(statement) if not isinstance(statement, ast.AugAssign) else [statement.target])
-                if is_self_attribute(target)
-            }  # fmt: skip
+            elsewhere: dict[str, list[ast.AST | None]] = {}  # what other methods store (None: not known)
+            for statement in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
+                if self.ctx.scopes.enclosing_function(statement) is init:
+                    continue
+                augmented = isinstance(statement, ast.AugAssign)
+                targets = [statement.target] if augmented else assignment_targets(statement)
+                for target in [statement.target] if augmented else bound_receivers(statement):
+                    if is_self_attribute(target):  # (`self.ema += x` keeps a tensor's shape: the statement itself)
+                        plain = augmented or (targets == [target] and statement.value is not None)
+                        elsewhere.setdefault(target.attr, []).append((statement if augmented else statement.value) if plain else None)
             stored = {name[len("self."):]: value for name, value in interpreter.env.items() if name.startswith("self.")}
             self._stored[cls] = {name: value for name, value in stored.items() if name not in elsewhere}
+            runs: dict[ast.AST, Interpreter] = {}
+            for name, values in elsewhere.items():  # (their values read the state decided so far)
+                if name in stored and all(self._same_shape_stored(cls, stored[name], value, runs) for value in values):
+                    self._stored[cls][name] = stored[name]
         return self._stored[cls].get(node.attr)
+
+    def _same_shape_stored(self, cls: ast.ClassDef, stored: object, value: ast.AST | None, runs: dict[ast.AST, Interpreter]) -> bool:
+        """Is what a method other than `__init__` stores in an attribute a tensor of the known shape `__init__`
+        stores there (the method run once, apart: it may be the one being analysed)?"""
+        if not isinstance(stored, Tensor) or stored.shape is None or value is None:
+            return False
+        if isinstance(value, ast.AugAssign):
+            return True  # an in-place update keeps a tensor's shape
+        method = self.ctx.scopes.enclosing_function(value)
+        if method not in runs:
+            runs[method] = Interpreter(self, method, self.passed_arguments(method), record=False)
+            runs[method].tracks_self = True
+            runs[method].env.update({f"self.{name}": held for name, held in self._stored[cls].items()})
+            runs[method].run()
+        other = runs[method].seen.get(value)
+        return isinstance(other, Tensor) and same_shape(stored.shape, other.shape)
 
     def _never_informative(self, cls: ast.ClassDef, attribute: str) -> bool:
         """Is every store of `self.<attribute>` in the class (none: a base class or a framework sets it) a
@@ -842,6 +881,10 @@ class Shapes:
                     for element, value in pairs:
                         if is_self_attribute(element):
                             values.setdefault(element.attr, []).append(value)
+            for call in self.ctx.index.within(cls, ast.Call):
+                name, value = registered(call)
+                if name is not None:
+                    values.setdefault(name, []).append(value)  # `self.register_buffer("w", torch.ones(n, 1))`
             self._attributes[cls] = values
         return self._attributes[cls]
 
@@ -869,6 +912,8 @@ class Shapes:
         if isinstance(func, ast.Subscript) and int_literal(func.slice) is not None:  # `self.layers[0]`
             layers, index = self.listed_modules(func.value), int_literal(func.slice)
             return layers[index] if layers and -len(layers) <= index < len(layers) else None
+        if isinstance(func, ast.Subscript) and isinstance(func.slice, ast.Constant) and isinstance(func.slice.value, str):
+            return self._keyed_module(func.value, func.slice.value)  # `self.parts["embed"]`
         made = built(self.ctx, func)
         if not made or len(made) != 1:
             return None
@@ -876,6 +921,16 @@ class Shapes:
             self._foreign.append(made[0][0])
         return made[0]
 
+
+    def _keyed_module(self, expr: ast.AST, key: str) -> tuple[object, ast.Call] | None:
+        """The layer an `nn.ModuleDict({...})` literal (`expr` built once) holds under `key`, with its module's context."""
+        made = self.constructor(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        if made is None or canonical_class(made[0].qualified_name(made[1].func)) != MODULE_DICT or len(made[1].args) != 1:
+            return None
+        given = made[1].args[0]
+        pairs = zip(given.keys, given.values) if isinstance(given, ast.Dict) else []
+        found = [v for k, v in pairs if isinstance(k, ast.Constant) and k.value == key]
+        return (made[0], found[0]) if len(found) == 1 and isinstance(found[0], ast.Call) else None
 
     def listed_modules(self, expr: ast.AST) -> list[tuple[object, ast.Call]] | None:
         """The layers of the `nn.ModuleList([...])` or `nn.Sequential(...)` `expr` is, when it is built from

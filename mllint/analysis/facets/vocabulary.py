@@ -71,7 +71,7 @@ _NUMPY_MATH = (
 )
 _FUNCTIONAL = (
     "relu relu6 gelu silu mish sigmoid tanh softmax log_softmax dropout elu selu leaky_relu softplus hardswish "
-    "normalize layer_norm"
+    "normalize layer_norm logsigmoid hardtanh softsign tanhshrink"
 )
 _REDUCTIONS = "sum mean prod amax amin logsumexp nansum nanmean std var all any argmax argmin norm"
 
