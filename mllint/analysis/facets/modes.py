@@ -218,7 +218,7 @@ class Modes(CallSiteUses):
                 listed = node.iter.elts if isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)) else None
                 if listed is not None and {receiver_head(n) for n in (node.target, *listed)} & names:
                     return True
-            elif node in assigned and reference_key(moved_model(node.value)) is None and {receiver_head(t) for t in bound_receivers(node)} & names:
+            elif node in assigned and _not_a_receiver(node.value) and {receiver_head(t) for t in bound_receivers(node)} & names:
                 unpacked = isinstance(node.value, ast.Call) and any(
                     isinstance(t, (ast.Tuple, ast.List)) for t in assignment_targets(node)
                 )
@@ -232,9 +232,9 @@ class Modes(CallSiteUses):
         """Can the object an assigned value gives have a known mode (see `Flow._value_facts`)?"""
         if isinstance(value, (ast.Tuple, ast.List)):
             return any(self._may_give_a_mode(element) for element in value.elts)
-        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and isinstance(value.slice, ast.Constant):
-            # `parts["model"]` of `parts = build_components(cfg)`: an item of what a function returns
-            returned = self.ctx.analysis(ValueKinds).reaching_values(value.value) or []
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and isinstance(value.value, ast.Name | ast.Call):
+            # `parts["model"]` of `parts = build_components(cfg)`, `build(cfg)["model"]`: an item of what a function returns
+            returned = self.ctx.analysis(ValueKinds).reaching_values(value.value) or [] if isinstance(value.value, ast.Name) else [value.value]
             return any(isinstance(v, ast.Call) and self._may_give_a_mode(v) for v in returned)
         while isinstance(value, ast.Call):
             func = value.func
@@ -828,6 +828,13 @@ class Modes(CallSiteUses):
         if modes.view is None and self.view is not None:
             modes.view, modes.resolver, modes.linted = self.view, CallResolver(ctx, self.view), self.linted
         return modes
+
+
+def _not_a_receiver(value: ast.AST) -> bool:
+    """Is an assigned value no plain receiver (`model.to(device)`), or an item of a container
+    (`parts["model"]`) that may hold a model of a known mode?"""
+    moved = moved_model(value)
+    return reference_key(moved) is None or (isinstance(moved, ast.Subscript) and isinstance(moved.slice, ast.Constant))
 
 
 def project_modes(ctx) -> Modes:
