@@ -688,6 +688,20 @@ class Modes(CallSiteUses):
         common = next((node for node in around_first if node in around_second), self.ctx.tree)
         return self.linted.analysis(TrainingLoops).trains(common, self.ctx)
 
+    def trained_since(self, first: ast.AST, second: ast.AST) -> bool:
+        """Does a statement run between `first` and `second` train, when both are in one block of a
+        statement that is no loop (a function, `if __name__ == "__main__":`): the statements of that block
+        from the one holding `first` to the one holding `second`; else as `trained_between`?"""
+        home = self.home(second)
+        if home is not self:
+            return home.trained_since(first, second)
+        around_first = {first, *self.scopes.ancestors(first)}
+        around_second = {second, *self.scopes.ancestors(second)}
+        common = next((node for node in (first, *self.scopes.ancestors(first)) if node in around_second), self.ctx.tree)
+        span = _span(common, around_first, around_second)
+        trains = self.linted.analysis(TrainingLoops).trains
+        return self.trained_between(first, second) if span is None else any(trains(s, self.ctx) for s in span)
+
     # What the model is.
     def layer(self, use: Use) -> Layer | None:
         """The model's mode-dependent layer (NO_LAYER: known to have none; None: unknown), from the
@@ -835,6 +849,19 @@ def _not_a_receiver(value: ast.AST) -> bool:
     (`parts["model"]`) that may hold a model of a known mode?"""
     moved = moved_model(value)
     return reference_key(moved) is None or (isinstance(moved, ast.Subscript) and isinstance(moved.slice, ast.Constant))
+
+
+def _span(common: ast.AST, around_first: set, around_second: set) -> list[ast.stmt] | None:
+    """The statements of the one block of `common` (no loop) from the one holding the first node to the one
+    holding the second; None when they are in different blocks, or in the other order."""
+    if isinstance(common, LOOPS):
+        return None
+    for block in (b for f in ("body", "orelse", "finalbody") for b in [getattr(common, f, None)] if isinstance(b, list)):
+        first = next((i for i, s in enumerate(block) if s in around_first), None)
+        second = next((i for i, s in enumerate(block) if s in around_second), None)
+        if first is not None and second is not None:
+            return block[first : second + 1] if first <= second else None
+    return None
 
 
 def project_modes(ctx) -> Modes:
