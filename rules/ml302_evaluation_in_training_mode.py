@@ -38,7 +38,10 @@ class EvaluationInTrainingMode(Rule):
     known to read the mode reaches only what it throws away, is not reported; nor is a model whose mode is unknown (a parameter, a
     model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model
     put in training mode on purpose with no training between that and the pass (recomputing batch-norm
-    statistics, Monte Carlo dropout; not when `model.eval()` came first in the same block or a block around it), a dummy forward pass in `__init__` or a module's own methods, a
+    statistics, Monte Carlo dropout; not when `model.eval()` came first in the same block or a block around it),
+    a model put in training mode by `model.train()` with no training after it (in the statements from it to
+    the pass) whose call in the pass is a statement of its own (`model(x)`: run for its effect on the
+    batch-norm statistics alone, as in a BatchNorm recalibration or AdaBN pass), a dummy forward pass in `__init__` or a module's own methods, a
     forward pass whose output is only checked for its shape (unless the model has BatchNorm-like layers,
     whose running statistics it changes), test functions, and Lightning's `validation_step`/`test_step`/`predict_step` (Lightning sets the mode).
     When the evaluation calls a mode helper of its class whose argument selects none of its switches
@@ -96,6 +99,10 @@ class EvaluationInTrainingMode(Rule):
                 continue
             if any(_in_a_test(self.ctx, u) for u in uses):
                 continue
+            if _output_discarded(self.ctx, call) and all(
+                f.origin is not f.built and not modes.trained_since(f.site, u.site) for u in resolved for f in u.facts
+            ):
+                continue  # `model.train()`, then `model(x)` for its effect alone: batch-norm statistics recomputed
             if not all(
                 modes.trained_between(f.site, u.site) or _restores_after_eval(modes.context_of(f.origin), f.origin)
                 for u in resolved for f in u.facts if f.origin is not f.built
@@ -186,6 +193,15 @@ def _in_a_test(ctx, use: Use) -> bool:
     named just `test` is an evaluation."""
     names = [getattr(f, "name", "") for f in (ctx.scopes.enclosing_function(use.call), use.scope)]
     return any(name.startswith("test_") or (name.startswith("test") and name[4:5].isupper()) for name in names)
+
+
+def _output_discarded(ctx, call: ast.Call) -> bool:
+    """Is the model call a statement of its own (`model(x)`, `_ = model(x)`): run for its effect on the
+    model alone, not for its output?"""
+    parent = ctx.index.parents.get(call)
+    if isinstance(parent, ast.Assign):
+        return all(isinstance(t, ast.Name) and t.id == "_" for t in parent.targets)
+    return isinstance(parent, ast.Expr)
 
 
 def _only_shape_checked(ctx, call: ast.Call) -> bool:

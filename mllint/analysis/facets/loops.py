@@ -1379,10 +1379,11 @@ def _torch_loss(objects: Objects, owner: ast.AST) -> bool:
 
 
 def _made(found: frozenset | None) -> frozenset:
-    """What made the objects, wherever the builder that made them was called; empty when one is unknown."""
-    if not found or NONE in found or any(o.kind != "made" for o in found):
+    """What made the objects (with the attributes read from it: `model.head` of a `Classifier(...)`),
+    wherever the builder that made them was called; empty when one is unknown."""
+    if not found or NONE in found or any(o.root().kind != "made" for o in found):
         return frozenset()
-    return frozenset((id(o.node), o.name) for o in found)
+    return frozenset((id(o.root().node), o.root().name, *o.path()) for o in found)
 
 
 def _stepped(ctx, call: ast.Call) -> ast.AST:

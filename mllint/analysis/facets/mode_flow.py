@@ -11,12 +11,13 @@ from mllint.analysis.values.library_models import library_model
 from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
     ACTING, BUILTIN_NAMES, COPIES, FUNCTIONS, HARMLESS_BUILTINS, LOOPS, MAX_ROUNDS, MODE_NEUTRAL, SAME_MODULE, Fact, Mode,
-    State, Targets, Use, common_built, is_getattr, is_items, join, last_round_arm, lookup, moved_model,
+    ENTRY, State, Targets, Use, common_built, is_getattr, is_items, join, last_round_arm, lookup, moved_model,
     own_calls, requested_mode, saved_mode, strip_same_module, translate_key,
 )  # fmt: skip
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.objects.constants import call_constants, fold, unrolled
 from mllint.analysis.objects.instances import Instances
+from mllint.analysis.objects.points_to import NONE
 from mllint.analysis.program.hierarchy import inherited_method, made_runner
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes
@@ -405,6 +406,15 @@ class Flow:
             facts.add(Fact(Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN, value, call, call))
         return frozenset(facts)
 
+    def _made_here(self, container: ast.AST) -> bool:
+        """Is every object `container` may be made by a call in this function (`parts = build(cfg)`), so
+        that nothing before it can have switched the mode of what it holds?"""
+        found = self.modes.objects.points_to(container)
+        scope = None if isinstance(self.scope, ast.Module) else self.scope
+        if not found or NONE in found:
+            return False
+        return all(o.site is not None and self.modes.scopes.enclosing_function(o.site) is scope for o in found)
+
     def _module_class(self, ctx, call: ast.Call) -> bool:
         """Is what a call of another module builds an `nn.Module`, when it is a class of the project (which
         that module's own modes count as one until asked: `TextTokenCollater(...)` is none)?"""
@@ -737,6 +747,8 @@ class Flow:
         if key is None:
             return unknown
         facts = lookup(state, key)
+        if facts is ENTRY and isinstance(value, ast.Subscript) and self._made_here(value.value):
+            return self._built_elsewhere(value, value) or unknown  # `parts = build(cfg)`, then `parts["model"]`
         if returned:  # the caller does not know what ENTRY meant here
             return frozenset(Fact(Mode.UNKNOWN, value) if f.mode is Mode.ENTRY else f for f in facts)
         return facts

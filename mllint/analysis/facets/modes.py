@@ -218,7 +218,7 @@ class Modes(CallSiteUses):
                 listed = node.iter.elts if isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)) else None
                 if listed is not None and {receiver_head(n) for n in (node.target, *listed)} & names:
                     return True
-            elif node in assigned and reference_key(moved_model(node.value)) is None and {receiver_head(t) for t in bound_receivers(node)} & names:
+            elif node in assigned and _not_a_receiver(node.value) and {receiver_head(t) for t in bound_receivers(node)} & names:
                 unpacked = isinstance(node.value, ast.Call) and any(
                     isinstance(t, (ast.Tuple, ast.List)) for t in assignment_targets(node)
                 )
@@ -232,9 +232,9 @@ class Modes(CallSiteUses):
         """Can the object an assigned value gives have a known mode (see `Flow._value_facts`)?"""
         if isinstance(value, (ast.Tuple, ast.List)):
             return any(self._may_give_a_mode(element) for element in value.elts)
-        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and isinstance(value.slice, ast.Constant):
-            # `parts["model"]` of `parts = build_components(cfg)`: an item of what a function returns
-            returned = self.ctx.analysis(ValueKinds).reaching_values(value.value) or []
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and isinstance(value.value, ast.Name | ast.Call):
+            # `parts["model"]` of `parts = build_components(cfg)`, `build(cfg)["model"]`: an item of what a function returns
+            returned = self.ctx.analysis(ValueKinds).reaching_values(value.value) or [] if isinstance(value.value, ast.Name) else [value.value]
             return any(isinstance(v, ast.Call) and self._may_give_a_mode(v) for v in returned)
         while isinstance(value, ast.Call):
             func = value.func
@@ -688,6 +688,20 @@ class Modes(CallSiteUses):
         common = next((node for node in around_first if node in around_second), self.ctx.tree)
         return self.linted.analysis(TrainingLoops).trains(common, self.ctx)
 
+    def trained_since(self, first: ast.AST, second: ast.AST) -> bool:
+        """Does a statement run between `first` and `second` train, when both are in one block of a
+        statement that is no loop (a function, `if __name__ == "__main__":`): the statements of that block
+        from the one holding `first` to the one holding `second`; else as `trained_between`?"""
+        home = self.home(second)
+        if home is not self:
+            return home.trained_since(first, second)
+        around_first = {first, *self.scopes.ancestors(first)}
+        around_second = {second, *self.scopes.ancestors(second)}
+        common = next((node for node in (first, *self.scopes.ancestors(first)) if node in around_second), self.ctx.tree)
+        span = _span(common, around_first, around_second)
+        trains = self.linted.analysis(TrainingLoops).trains
+        return self.trained_between(first, second) if span is None else any(trains(s, self.ctx) for s in span)
+
     # What the model is.
     def layer(self, use: Use) -> Layer | None:
         """The model's mode-dependent layer (NO_LAYER: known to have none; None: unknown), from the
@@ -828,6 +842,26 @@ class Modes(CallSiteUses):
         if modes.view is None and self.view is not None:
             modes.view, modes.resolver, modes.linted = self.view, CallResolver(ctx, self.view), self.linted
         return modes
+
+
+def _not_a_receiver(value: ast.AST) -> bool:
+    """Is an assigned value no plain receiver (`model.to(device)`), or an item of a container
+    (`parts["model"]`) that may hold a model of a known mode?"""
+    moved = moved_model(value)
+    return reference_key(moved) is None or (isinstance(moved, ast.Subscript) and isinstance(moved.slice, ast.Constant))
+
+
+def _span(common: ast.AST, around_first: set, around_second: set) -> list[ast.stmt] | None:
+    """The statements of the one block of `common` (no loop) from the one holding the first node to the one
+    holding the second; None when they are in different blocks, or in the other order."""
+    if isinstance(common, LOOPS):
+        return None
+    for block in (b for f in ("body", "orelse", "finalbody") for b in [getattr(common, f, None)] if isinstance(b, list)):
+        first = next((i for i, s in enumerate(block) if s in around_first), None)
+        second = next((i for i, s in enumerate(block) if s in around_second), None)
+        if first is not None and second is not None:
+            return block[first : second + 1] if first <= second else None
+    return None
 
 
 def project_modes(ctx) -> Modes:
