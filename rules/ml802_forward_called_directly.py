@@ -4,6 +4,7 @@ from functools import cached_property
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.tree import own_method
+from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -76,13 +77,22 @@ class ForwardCalledDirectly(Rule):
 
     def _is_class_like(self, call: ast.Call, receiver: ast.AST) -> bool:
         """`Base.forward(self, x)` names a class: by convention, a capitalised name, unless every value it
-        is bound to is made by a call and the call passes no `self` (`self.D = D.to(device)`, `G = Generator()`)."""
+        is bound to is made by a call or is a parameter, and the call passes no `self` (`self.D = D.to(device)`,
+        `G = Generator()`, `def critic_scores(D, real):`)."""
         name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr
         if not name[:1].isupper():
             return False
+        if any(_is_self(argument) for argument in call.args[:1]):
+            return True
+        if isinstance(receiver, ast.Name) and self._is_parameter(receiver):
+            return False
         assigned = self.ctx.analysis(ValueKinds).assigned_values(receiver)
-        made = bool(assigned) and all(isinstance(value, ast.Call) for value in assigned)
-        return not made or any(_is_self(argument) for argument in call.args[:1])
+        return not (assigned and all(isinstance(v, ast.Call) or (isinstance(v, ast.Name) and self._is_parameter(v)) for v in assigned))
+
+    def _is_parameter(self, name: ast.Name) -> bool:
+        """A parameter holds a value passed in (`def critic_scores(D, x):`, `self.D = D`), not a class."""
+        function = self.ctx.scopes.enclosing_function(name)
+        return function is not None and name.id in {a.arg for a in parameters(function)}
 
     def _may_be_plain_object(self, receiver: ast.AST) -> bool:
         """Is `receiver` an object of a project class that is not a module, or of an unknown class while

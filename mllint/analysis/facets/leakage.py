@@ -307,7 +307,7 @@ class Leakage:
         """Why `data` (read at `call`) is evaluation data; None when nothing says so. `filtered`: rows a boolean
         filter keeps are read (`full[full["is_train"] == 1]`, directly or in a helper): of a concatenation of
         training and evaluation data, which rows they are is not known, so it does not count."""
-        while isinstance(data := _rows_of(data), (ast.Subscript, ast.Call)):
+        while isinstance(data := _table_of(data), (ast.Subscript, ast.Call)) and not _names_evaluation(data):
             effects = self.ctx.analysis(ParameterEffects)
             given = data.value if isinstance(data, ast.Subscript) else effects.returned_argument(data, EVALUATION_FIT)
             if given is None:  # `impute(X_test)`, a project function giving back rows of what it is given, is that data
@@ -1319,11 +1319,20 @@ class Leakage:
 
 
 def _names_evaluation(node: ast.AST) -> bool:
-    """`X_test`, `valData`, `df_val["x"]`, `splits.test`: the words of the name say evaluation data."""
-    while isinstance(node, ast.Subscript):
-        node = node.value
+    """`X_test`, `valData`, `df_val["x"]`, `splits.test`: the words of the name say evaluation data; so does a
+    literal key that is a split's name (`splits["val"]`, `data.get("test")`, `arrays["X_test"]`)."""
+    while isinstance(node, ast.Subscript) or (isinstance(node, ast.Call) and _method(node) == "get" and node.args):
+        key = node.slice if isinstance(node, ast.Subscript) else node.args[0]
+        if isinstance(key, ast.Constant) and _split_key(key.value):
+            return True
+        node = node.value if isinstance(node, ast.Subscript) else node.func.value
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
     return bool(_parts_named(name) & {"test", "eval"})
+
+
+def _split_key(value: object) -> bool:
+    """`"val"`, `"X_test"`: a key naming an evaluation split, or a data letter's part of one (not `"test_score"`)."""
+    return _names_split(value) or (isinstance(value, str) and re.fullmatch(r"[xXyY]_?[A-Za-z]+", value) is not None and bool(_parts_named(value) & {"test", "eval"}))
 
 
 def _parts_named(text: str) -> set[str]:
@@ -1443,6 +1452,13 @@ def _rows_of(node: ast.AST) -> ast.AST:
             node = node.value
         else:
             return node
+
+
+def _table_of(node: ast.AST) -> ast.AST:
+    """What a row-keeping conversion or a table cleaning gives rows of: `df` for `df[cols].fillna(0).values`."""
+    while isinstance(node := _rows_of(node), ast.Call) and _method(node) in TABLE_KEEPING:
+        node = node.func.value
+    return node
 
 
 def _split_keys(data: ast.AST) -> set[str]:
