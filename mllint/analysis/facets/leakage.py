@@ -26,7 +26,7 @@ from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.objects.call_sites import built, classes_of, dict_keys, makers
 from mllint.analysis.objects.constants import binding_constants, fold
 from mllint.analysis.objects.points_to import Objects
-from mllint.analysis.program.callers import per_call_site
+from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.effects import Effect, ParameterEffects, Reach, takes_self
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.project import followed_view, place_in
@@ -74,6 +74,7 @@ READER_TEXT = re.compile(rb"read_|loadtxt|genfromtxt")  # a module whose functio
 # What a project module must mention for its helpers to be read.
 HELPER_TEXT = re.compile(rb"fit|mean|std|var\(|min\(|max\(|median|quantile|split|\[:")
 ROW_KEEPING = frozenset({"reshape", "astype", "to_numpy", "copy", "squeeze", "flatten", "ravel", "float", "numpy"})
+TABLE_PARTS = frozenset({"head", "tail"})  # first or last rows of a table: `df.head(n)` of a read table is data
 ROW_KEEPING_ATTRIBUTES = frozenset({"values"})  # `df[cols].values`
 # pandas methods that give back the table cleaned or reindexed, still every row that matters (`df.dropna()`).
 TABLE_KEEPING = frozenset({"dropna", "drop_duplicates", "fillna", "interpolate", "sort_values", "sort_index", "reset_index", "set_index", "rename"})
@@ -699,8 +700,9 @@ class Leakage:
         calls = [c for c in self.ctx.index.within(function, ast.Call) if self._scope(c) is function]
         returns = self.ctx.index.within(function, ast.Return)
         returned = {_key(n) for r in returns if r.value is not None for n in ast.walk(r.value)} if what in ("statistics", "returns_fitted") else set()
-        if what == "fits":  # only a call that passes a parameter whole can fit on it
-            found = frozenset({self.fitted_data(c) for c in calls if _passes_any(self.ctx, c, names)} & names)
+        if what == "fits":  # only a call that passes a parameter whole can fit on it; not a statistic kept by nothing
+            shown = _keeps_nothing(self.ctx, function)  # `def preview(df): print((df - df.mean()) / df.std())`
+            found = frozenset({self.fitted_data(c) for c in calls if _passes_any(self.ctx, c, names) and not (shown and self.statistic_of(c))} & names)
         elif what == "splits":
             flow = self._flow(function)
             found = frozenset(n for n in names if flow.first_split(n, 0) != NEVER)
@@ -1019,8 +1021,8 @@ class Leakage:
                 expr = expr.args[0]  # `np.log1p(df["price"])`, `torch.tensor(df.pop("y").values)`
             elif isinstance(expr, ast.Call) and _method(expr) == "pop" and len(expr.args) == 1:
                 expr = expr.func.value
-            elif isinstance(expr, ast.Call) and _method(expr) in TABLE_KEEPING:
-                expr = expr.func.value  # `pd.read_csv(path).dropna(subset=cols)`: the table cleaned
+            elif isinstance(expr, ast.Call) and _method(expr) in TABLE_KEEPING | TABLE_PARTS:
+                expr = expr.func.value  # `pd.read_csv(path).dropna(subset=cols)`: the table cleaned, `df.head(n)`
             elif isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call) and isinstance(expr.slice, ast.Constant):
                 return self.ctx.qualified_name(expr.value.func) in SPLITS  # an item of `train_test_split(X, y)`
             elif isinstance(expr, ast.Subscript) and _labels(self.ctx, expr.slice):
@@ -1038,7 +1040,20 @@ class Leakage:
             returned = function_returns(callee.function) if callee is not None else None
             return bool(returned) and all(callee.ctx.analysis(Leakage).data_set(r, depth + 1) for r in returned)
         values = self.values.reaching_values(expr) if isinstance(expr, ast.Name) and depth < MAX_DATA_DEPTH else None
+        if values is None and isinstance(expr, ast.Name) and depth < MAX_DATA_DEPTH:
+            return self._passed_data_set(expr, depth)
         return bool(values) and all(self.data_set(v, depth + 1) for v in values)
+
+    def _passed_data_set(self, name: ast.Name, depth: int) -> bool:
+        """A parameter every call site of its function fills with a data set (`preview(read(path))`)."""
+        function = self.ctx.scopes.enclosing_function(name)
+        if function is None or name.id not in {p.arg for p in parameters(function, variadic=False)}:
+            return False
+        bindings = self.ctx.analysis(Callers).bindings(function)
+        passed = [binding.argument(name.id) for binding in bindings if binding.site is not None]  # not the defaults
+        return bool(passed) and all(
+            p is not None and not p[2].default and p[0].analysis(Leakage).data_set(p[1], depth + 1) for p in passed
+        )  # fmt: skip
 
     def _assigned_index(self, index: ast.AST) -> bool:
         """A name assigned on every way to it (no loop variable or parameter): indices of rows, not one row."""
@@ -1422,6 +1437,19 @@ def _whole(node: ast.AST, ctx) -> str | None:
     return _key(node)
 
 
+def _keeps_nothing(ctx, function: ast.AST) -> bool:
+    """Does the function give nothing back and store nothing outside its names (no `return value`, `yield`,
+    attribute or item store, `global`)? What it computes can only be shown."""
+    kinds = (ast.Return, ast.Yield, ast.YieldFrom, ast.Attribute, ast.Subscript, ast.Global, ast.Nonlocal)
+    for node in ctx.index.within(function, *kinds):
+        if isinstance(node, ast.Return) and node.value is None:
+            continue
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Store):
+            continue
+        return False
+    return True
+
+
 def _labels(ctx, index: ast.AST) -> bool:
     """Does an index select columns by label: `"price"`, `["a", "b"]`, a name holding such a list?"""
     if isinstance(index, ast.Constant):
@@ -1434,8 +1462,12 @@ def _labels(ctx, index: ast.AST) -> bool:
 
 
 def _holds_labels(ctx, name: ast.Name) -> bool:
-    """Does `name` hold a literal list of column labels on every way to it (`NUMERIC = ["age", "fare"]`)?"""
+    """Does `name` hold a literal list of column labels on every way to it (`NUMERIC = ["age", "fare"]`, also
+    imported from another module of the project)?"""
     values = ctx.analysis(ValueKinds).reaching_values(name)
+    qualified = ctx.qualified_name(name) if values is None else None
+    imported = followed_view(ctx).global_value(qualified) if qualified else None
+    values = [imported[1]] if imported is not None else values
     return bool(values) and all(
         isinstance(v, (ast.List, ast.Tuple)) and v.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts)
         for v in values
