@@ -1237,6 +1237,8 @@ class ValueKinds(ReachingDefinitions):
                 items += parent.value.elts
             elif isinstance(parent, ast.Tuple) and isinstance(self.scopes.parent(parent), ast.Assign) and _unpacked_list(self.scopes.parent(parent), parent, name):
                 continue  # `layers, d = [], in_dim`
+            elif isinstance(parent, ast.Assign) and name in parent.targets and any(n is listed for n in ast.walk(parent.value)):
+                continue  # `logps = torch.stack(logps)`: bound again after the list is read
             else:
                 return None
         return items, self._last_listed(listed, constructor)
