@@ -1,6 +1,7 @@
 import ast
 from functools import cached_property
 
+from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.tree import own_method
@@ -90,9 +91,13 @@ class ForwardCalledDirectly(Rule):
         return not (assigned and all(isinstance(v, ast.Call) or (isinstance(v, ast.Name) and self._is_parameter(v)) for v in assigned))
 
     def _is_parameter(self, name: ast.Name) -> bool:
-        """A parameter holds a value passed in (`def critic_scores(D, x):`, `self.D = D`), not a class."""
+        """A parameter every call site fills with an object it made (`critic_scores(D, ...)` with `D =
+        Discriminator()`; `self.D = D` of `GAN(Discriminator(), G)`), not a class."""
         function = self.ctx.scopes.enclosing_function(name)
-        return function is not None and name.id in {a.arg for a in parameters(function)}
+        if function is None or name.id not in {a.arg for a in parameters(function)}:
+            return False
+        passed = [b.argument(name.id) for b in self.ctx.analysis(Callers).bindings(function) if b.site is not None]
+        return bool(passed) and all(p is not None and _made(p[0], p[1]) for p in passed)
 
     def _may_be_plain_object(self, receiver: ast.AST) -> bool:
         """Is `receiver` an object of a project class that is not a module, or of an unknown class while
@@ -144,3 +149,11 @@ class ForwardCalledDirectly(Rule):
 
 def _is_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id in ("self", "cls")
+
+
+def _made(ctx, argument: ast.AST) -> bool:
+    """A call (`Discriminator()`), or a name every assignment binds to one (`D = Disc().to(device)`)."""
+    if isinstance(argument, ast.Name):
+        values = ctx.analysis(ValueKinds).assigned_values(argument)
+        return bool(values) and all(isinstance(v, ast.Call) for v in values)
+    return isinstance(argument, ast.Call)

@@ -120,7 +120,10 @@ DATA_READERS = frozenset(
     [f"pandas.read_{kind}" for kind in ("csv", "table", "parquet", "excel", "feather", "pickle", "json", "sql")]
     + ["numpy.loadtxt", "numpy.genfromtxt"]  # text tables (`np.load` may read one sample)
 )  # fmt: skip
-CONCATENATIONS = frozenset({"pandas.concat", "numpy.concatenate", "numpy.vstack", "numpy.row_stack", "torch.cat"})
+CONCATENATIONS = frozenset({
+    "pandas.concat", "numpy.concatenate", "numpy.concat", "numpy.vstack", "numpy.row_stack", "numpy.hstack", "torch.cat", "torch.concat",
+    "torch.concatenate", "torch.vstack",
+})
 EVENTS = (ast.Assign, ast.Call, ast.Subscript, ast.Return, ast.Expr)
 RETURNED = "<returned>"  # the data a helper returns fitted (`load_series()`), as `fitted_data` names it
 
@@ -308,7 +311,7 @@ class Leakage:
         """Why `data` (read at `call`) is evaluation data; None when nothing says so. `filtered`: rows a boolean
         filter keeps are read (`full[full["is_train"] == 1]`, directly or in a helper): of a concatenation of
         training and evaluation data, which rows they are is not known, so it does not count."""
-        while isinstance(data := _table_of(data), (ast.Subscript, ast.Call)) and not _names_evaluation(data):
+        while isinstance(data := _table_of(data), (ast.Subscript, ast.Call)) and not _names_evaluation(data) and _joined(self.ctx, data) is None:
             effects = self.ctx.analysis(ParameterEffects)
             given = data.value if isinstance(data, ast.Subscript) else effects.returned_argument(data, EVALUATION_FIT)
             if given is None:  # `impute(X_test)`, a project function giving back rows of what it is given, is that data
@@ -317,8 +320,7 @@ class Leakage:
             data = given
         if _names_evaluation(data):
             return f"`{self.ctx.text(data)}`"
-        if isinstance(data, ast.Call) and self.ctx.qualified_name(data.func) in CONCATENATIONS and not filtered:
-            parts = [e for a in data.args[:1] for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])]
+        if (parts := _joined(self.ctx, data)) is not None and not filtered:
             named = next((p for p in parts if _names_evaluation(p)), None)
             return f"`{self.ctx.text(data)}`, which holds `{self.ctx.text(named)}`" if named is not None else None
         if not isinstance(data, ast.Name) or depth > 2:
@@ -1484,6 +1486,23 @@ def _rows_of(node: ast.AST) -> ast.AST:
             node = node.value
         else:
             return node
+
+
+def _joined(ctx, data: ast.AST) -> list[ast.AST] | None:
+    """The parts a concatenation joins: `pd.concat([a, b])`, `np.vstack((a, b))`, `np.append(a, b, axis=0)`,
+    `np.r_[a, b]`, `a.append(b)` of a table; None for anything else."""
+    if isinstance(data, ast.Subscript) and ctx.qualified_name(data.value) == "numpy.r_":
+        return data.slice.elts if isinstance(data.slice, ast.Tuple) else [data.slice]
+    if not isinstance(data, ast.Call):
+        return None
+    name = ctx.qualified_name(data.func)
+    if name in CONCATENATIONS:
+        return [e for a in data.args[:1] for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])]
+    if name == "numpy.append":
+        return data.args[:2]
+    if name is None and _method(data) == "append" and len(data.args) == 1:  # `train_df.append(val_df)`: a new table
+        return [data.func.value, data.args[0]]
+    return None
 
 
 def _table_of(node: ast.AST) -> ast.AST:
