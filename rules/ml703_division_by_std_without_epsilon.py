@@ -19,7 +19,7 @@ class DivisionByStdWithoutEpsilon(Rule):
     `x / torch.std(x, dim=0)`, `adv / adv.std(unbiased=False)`, or a name bound to one (`sigma = x.std(-1,
     keepdim=True)` then `(x - mu) / sigma`, or `self.std = x.std(0)` in `fit` then `/ self.std` in `transform`), or what a
     function of the project returns, in any module (`mu, sd = window_stats(w)` returning `w.mean(-1), w.std(-1)`;
-    `torch.std_mean(x, -1)`'s first part too) when that function does not guard it. A denominator with an epsilon
+    `torch.std_mean(x, -1)`'s first part too; the root of a variance, `torch.sqrt(x.var(1))`; indexed to add axes, `sd[:, None]`) when that function does not guard it. A denominator with an epsilon
     (`x.std() + 1e-8`) or a clamp (`x.std().clamp(min=eps)`), a division inside `nan_to_num`, and a
     function that compares a std (`if std < 1e-5:`, `torch.where(std > 0, ...)`) are not reported, nor
     is the std of every element of a whole data set (a column of a table pandas reads, `df["price"].std()`, `df.pop("y")` of a table a project helper reads and cleans,

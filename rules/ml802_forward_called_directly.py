@@ -18,7 +18,8 @@ class ForwardCalledDirectly(Rule):
     ## What it does
     Opt-in (enable it by its code). Reports `model.forward(x)` called on a module object from outside that module's own methods.
     `super().forward(x)`, `self.forward(x)` and explicit base calls (`Base.forward(self, x)`: a capitalised
-    name, unless it is bound only to calls, as `self.D = D.to(device)` or `G = Generator()` are) are fine,
+    name, unless it is bound only to calls, as `self.D = D.to(device)` or `G = Generator()` are, or is a parameter
+    every call site fills with a module it made, `def critic_scores(D, x)`) are fine,
     and so is `forward` called on an object of a project class that is not a module (a plain class
     with a `forward` method, a `torch.autograd.Function`): there it is the only way to call it. When the
     object's class is unknown and the file defines a plain class with a `forward` (bases none, `object`

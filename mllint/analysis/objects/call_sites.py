@@ -517,7 +517,7 @@ def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth
     for value in inner or (None,):
         if value is not None and value.kind == "field" and value.base.kind == "made":  # an attribute nothing writes
             default = _class_default(objects._of(value.ctx), value) or argparse_default(value)
-            written = _written_field(objects, value, binding) if default is None and inner == {obj} else None
+            written = _written_field(objects, value, binding) if default is None and inner == {obj} and depth < MAX_DEPTH else None
             if written:  # `args.sigmoid_out = True` after `parse_args()`: what the writes put there
                 found = [_object_constants(objects, w, binding, depth + 1) for w in written]
                 if None in found:
