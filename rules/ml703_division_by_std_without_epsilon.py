@@ -6,7 +6,7 @@ from mllint.analysis.syntax.names import callee_name, is_self_attribute
 from mllint.analysis.values.values import ValueKinds, kept_value
 from mllint.rule import Rule
 
-STD_FUNCTIONS = {"torch.std"}
+ROOTS = {"torch.sqrt", "numpy.sqrt", "math.sqrt"}
 IN_PLACE_GUARDS = frozenset({"clamp_", "clamp_min_", "clip_", "add_", "masked_fill_"})
 MAX_CALLS = 4  # names and project functions' returns a denominator is followed back through
 
@@ -19,7 +19,7 @@ class DivisionByStdWithoutEpsilon(Rule):
     `x / torch.std(x, dim=0)`, `adv / adv.std(unbiased=False)`, or a name bound to one (`sigma = x.std(-1,
     keepdim=True)` then `(x - mu) / sigma`, or `self.std = x.std(0)` in `fit` then `/ self.std` in `transform`), or what a
     function of the project returns, in any module (`mu, sd = window_stats(w)` returning `w.mean(-1), w.std(-1)`;
-    `torch.std_mean(x, -1)`'s first part too) when that function does not guard it. A denominator with an epsilon
+    `torch.std_mean(x, -1)`'s first part too; the root of a variance, `torch.sqrt(x.var(1))`; indexed to add axes, `sd[:, None]`) when that function does not guard it. A denominator with an epsilon
     (`x.std() + 1e-8`) or a clamp (`x.std().clamp(min=eps)`), a division inside `nan_to_num`, and a
     function that compares a std (`if std < 1e-5:`, `torch.where(std > 0, ...)`) are not reported, nor
     is the std of every element of a whole data set (a column of a table pandas reads, `df["price"].std()`, `df.pop("y")` of a table a project helper reads and cleans,
@@ -135,19 +135,33 @@ class DivisionByStdWithoutEpsilon(Rule):
             )  # fmt: skip
         return self._std_call(node, ctx)
 
-    def _std_call(self, node: ast.AST, ctx) -> bool:
-        """`x.std()`, `torch.std(x, dim=0)`, the std `torch.std_mean(x, -1)` gives first: not of every element
-        of a whole data set."""
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call) and ctx.qualified_name(node.value.func) == "torch.std_mean":
+    def _std_call(self, node: ast.AST, ctx, spread: str = "std") -> bool:
+        """`x.std()`, `torch.std(x, dim=0)`, the std `torch.std_mean(x, -1)` gives first, the root of such a
+        variance (`torch.sqrt(x.var(1))`, `v.sqrt()` of `v = torch.var(x, 1)`): not of every element of a whole data set."""
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call) and ctx.qualified_name(node.value.func) == f"torch.{spread}_mean":
             return isinstance(node.slice, ast.Constant) and node.slice.value == 0
+        if isinstance(node, ast.Name) and spread == "var":  # `v = x.var(-1)`, then `torch.sqrt(v)`
+            values = ctx.analysis(ValueKinds).assigned_values(node)
+            return bool(values) and all(isinstance(k := kept_value(ctx, v), ast.Call) and self._std_call(k, ctx, spread) for v in values)
         if not isinstance(node, ast.Call):
             return False
-        if ctx.qualified_name(node.func) in STD_FUNCTIONS:
+        if spread == "std" and (variance := _root_of(ctx, node)) is not None:
+            return self._std_call(kept_value(ctx, variance), ctx, "var")
+        if ctx.qualified_name(node.func) == f"torch.{spread}":
             reduced = node.args[0] if len(node.args) == 1 else None
-        elif isinstance(node.func, ast.Attribute) and node.func.attr == "std" and ctx.qualified_name(node.func) is None:
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == spread and ctx.qualified_name(node.func) is None:
             reduced = None if node.args else node.func.value  # `x.std()` on a tensor, not `np.std`-like functions
         else:
             return False
         # Every element of a whole data set (a table's column, a training split) is constant only in broken data.
         whole = reduced is not None and not any(k.arg in ("dim", "axis") for k in node.keywords)
         return not (whole and ctx.analysis(Leakage).data_set(reduced))
+
+def _root_of(ctx, call: ast.Call) -> ast.AST | None:
+    """What `torch.sqrt(v)`, `np.sqrt(v)` or `v.sqrt()` takes the root of."""
+    if ctx.qualified_name(call.func) in ROOTS and len(call.args) == 1:
+        return call.args[0]
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "sqrt" and not call.args and ctx.qualified_name(call.func) is None:
+        return call.func.value
+    return None
+

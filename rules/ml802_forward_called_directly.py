@@ -1,9 +1,11 @@
 import ast
 from functools import cached_property
 
+from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.tree import own_method
+from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -16,7 +18,8 @@ class ForwardCalledDirectly(Rule):
     ## What it does
     Opt-in (enable it by its code). Reports `model.forward(x)` called on a module object from outside that module's own methods.
     `super().forward(x)`, `self.forward(x)` and explicit base calls (`Base.forward(self, x)`: a capitalised
-    name, unless it is bound only to calls, as `self.D = D.to(device)` or `G = Generator()` are) are fine,
+    name, unless it is bound only to calls, as `self.D = D.to(device)` or `G = Generator()` are, or is a parameter
+    every call site fills with a module it made, `def critic_scores(D, x)`) are fine,
     and so is `forward` called on an object of a project class that is not a module (a plain class
     with a `forward` method, a `torch.autograd.Function`): there it is the only way to call it. When the
     object's class is unknown and the file defines a plain class with a `forward` (bases none, `object`
@@ -76,13 +79,26 @@ class ForwardCalledDirectly(Rule):
 
     def _is_class_like(self, call: ast.Call, receiver: ast.AST) -> bool:
         """`Base.forward(self, x)` names a class: by convention, a capitalised name, unless every value it
-        is bound to is made by a call and the call passes no `self` (`self.D = D.to(device)`, `G = Generator()`)."""
+        is bound to is made by a call or is a parameter, and the call passes no `self` (`self.D = D.to(device)`,
+        `G = Generator()`, `def critic_scores(D, real):`)."""
         name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr
         if not name[:1].isupper():
             return False
+        if any(_is_self(argument) for argument in call.args[:1]):
+            return True
+        if isinstance(receiver, ast.Name) and self._is_parameter(receiver):
+            return False
         assigned = self.ctx.analysis(ValueKinds).assigned_values(receiver)
-        made = bool(assigned) and all(isinstance(value, ast.Call) for value in assigned)
-        return not made or any(_is_self(argument) for argument in call.args[:1])
+        return not (assigned and all(isinstance(v, ast.Call) or (isinstance(v, ast.Name) and self._is_parameter(v)) for v in assigned))
+
+    def _is_parameter(self, name: ast.Name) -> bool:
+        """A parameter every call site fills with an object it made (`critic_scores(D, ...)` with `D =
+        Discriminator()`; `self.D = D` of `GAN(Discriminator(), G)`), not a class."""
+        function = self.ctx.scopes.enclosing_function(name)
+        if function is None or name.id not in {a.arg for a in parameters(function)}:
+            return False
+        passed = [b.argument(name.id) for b in self.ctx.analysis(Callers).bindings(function) if b.site is not None]
+        return bool(passed) and all(p is not None and _made(p[0], p[1]) for p in passed)
 
     def _may_be_plain_object(self, receiver: ast.AST) -> bool:
         """Is `receiver` an object of a project class that is not a module, or of an unknown class while
@@ -134,3 +150,11 @@ class ForwardCalledDirectly(Rule):
 
 def _is_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id in ("self", "cls")
+
+
+def _made(ctx, argument: ast.AST) -> bool:
+    """A call (`Discriminator()`), or a name every assignment binds to one (`D = Disc().to(device)`)."""
+    if isinstance(argument, ast.Name):
+        values = ctx.analysis(ValueKinds).assigned_values(argument)
+        return bool(values) and all(isinstance(v, ast.Call) for v in values)
+    return isinstance(argument, ast.Call)

@@ -154,6 +154,7 @@ class Given:
     function: ast.AST
     flows: dict[str, Flow]
     instance: tuple | None = None  # (context, class) of the object `self` is, when the call knows it
+    listed: frozenset[str] = frozenset()  # the parameters the call passes a list or tuple (`total([ce, reg])`)
 
     def argument(self, name: str) -> tuple[None, Flow, None] | None:
         flow = self.flows.get(name)
@@ -596,6 +597,22 @@ class GradientFlow:
             return flow if flow is not None and flow.state is State.GRAPH else UNKNOWN
         return UNKNOWN
 
+    def _listed(self, value: ast.AST | None) -> bool:
+        """A list or tuple written in place, bound to a name on every way to it, or passed by the call site
+        for a parameter (`def total(terms): return torch.asarray(terms).sum()` called with `[ce, reg]`)."""
+        if not isinstance(value, ast.Name):
+            return isinstance(value, LISTED)
+        definitions = self.values.reaching_definitions(value)
+        return bool(definitions) and all(self._listed_definition(d) for d in definitions)
+
+    def _listed_definition(self, definition) -> bool:
+        if not is_parameter(definition):
+            return isinstance(definition.value, LISTED)
+        if isinstance(self._binding, Given):
+            return definition.node is self._binding.function and definition.name in self._binding.listed
+        passed = self.values.argument(definition, self._binding)
+        return passed is not None and isinstance(passed[1], LISTED)
+
     def _passed(self, definition, depth: int) -> Flow | None:
         """The flow of what the call site passes for a parameter (unknown without one)."""
         passed = self.values.argument(definition, self._binding)
@@ -704,7 +721,7 @@ class GradientFlow:
         func = call.func
         arguments = [*call.args, *(k.value for k in call.keywords)]
         name = self.ctx.qualified_name(func)
-        listed = name in LISTING_FUNCTIONS and isinstance(call_argument(call, 0, "data"), LISTED)  # `torch.as_tensor([a, b])`
+        listed = name in LISTING_FUNCTIONS and self._listed(call_argument(call, 0, "data"))  # `torch.as_tensor([a, b])`
         if name in CUT_FUNCTIONS or listed:  # re-wrapping: a new tensor, with no graph (a leaf if it requires grad)
             value = call_argument(call, 0, "data") or call_argument(call, 0, "input")
             before = (self._flow(value, depth + 1) if value is not None else NONE) or UNKNOWN
@@ -774,12 +791,11 @@ class GradientFlow:
         if found is None:
             return None
         callee, skips_first = found
-        given = {
-            name: self._flow(argument, depth + 1) or UNKNOWN
-            for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
-        }  # fmt: skip
+        bound = [(name, argument) for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None]
+        given = {name: self._flow(argument, depth + 1) or UNKNOWN for name, argument in bound}
+        listed = frozenset(name for name, argument in bound if self._listed(argument))
         instance = callee.instance or (self._binding.instance if isinstance(self._binding, Given) and is_self_attribute(call.func) else None)
-        returned = callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given, instance), index)
+        returned = callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given, instance, listed), index)
         if returned.state is State.GRAPH:
             return GRAPH  # `self.orthogonality()` of the module's own weights
         own = [c for c in returned.cuts if not any(c in f.cuts for f in given.values())]

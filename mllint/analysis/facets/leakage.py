@@ -26,7 +26,7 @@ from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.objects.call_sites import built, classes_of, dict_keys, makers
 from mllint.analysis.objects.constants import binding_constants, fold
 from mllint.analysis.objects.points_to import Objects
-from mllint.analysis.program.callers import per_call_site
+from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.effects import Effect, ParameterEffects, Reach, takes_self
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.project import followed_view, place_in
@@ -74,6 +74,7 @@ READER_TEXT = re.compile(rb"read_|loadtxt|genfromtxt")  # a module whose functio
 # What a project module must mention for its helpers to be read.
 HELPER_TEXT = re.compile(rb"fit|mean|std|var\(|min\(|max\(|median|quantile|split|\[:")
 ROW_KEEPING = frozenset({"reshape", "astype", "to_numpy", "copy", "squeeze", "flatten", "ravel", "float", "numpy"})
+TABLE_PARTS = frozenset({"head", "tail"})  # first or last rows of a table: `df.head(n)` of a read table is data
 ROW_KEEPING_ATTRIBUTES = frozenset({"values"})  # `df[cols].values`
 # pandas methods that give back the table cleaned or reindexed, still every row that matters (`df.dropna()`).
 TABLE_KEEPING = frozenset({"dropna", "drop_duplicates", "fillna", "interpolate", "sort_values", "sort_index", "reset_index", "set_index", "rename"})
@@ -119,7 +120,10 @@ DATA_READERS = frozenset(
     [f"pandas.read_{kind}" for kind in ("csv", "table", "parquet", "excel", "feather", "pickle", "json", "sql")]
     + ["numpy.loadtxt", "numpy.genfromtxt"]  # text tables (`np.load` may read one sample)
 )  # fmt: skip
-CONCATENATIONS = frozenset({"pandas.concat", "numpy.concatenate", "numpy.vstack", "numpy.row_stack", "torch.cat"})
+CONCATENATIONS = frozenset({
+    "pandas.concat", "numpy.concatenate", "numpy.concat", "numpy.vstack", "numpy.row_stack", "numpy.hstack", "torch.cat", "torch.concat",
+    "torch.concatenate", "torch.vstack",
+})
 EVENTS = (ast.Assign, ast.Call, ast.Subscript, ast.Return, ast.Expr)
 RETURNED = "<returned>"  # the data a helper returns fitted (`load_series()`), as `fitted_data` names it
 
@@ -307,7 +311,7 @@ class Leakage:
         """Why `data` (read at `call`) is evaluation data; None when nothing says so. `filtered`: rows a boolean
         filter keeps are read (`full[full["is_train"] == 1]`, directly or in a helper): of a concatenation of
         training and evaluation data, which rows they are is not known, so it does not count."""
-        while isinstance(data := _rows_of(data), (ast.Subscript, ast.Call)):
+        while isinstance(data := _table_of(data), (ast.Subscript, ast.Call)) and not _names_evaluation(data) and _joined(self.ctx, data) is None:
             effects = self.ctx.analysis(ParameterEffects)
             given = data.value if isinstance(data, ast.Subscript) else effects.returned_argument(data, EVALUATION_FIT)
             if given is None:  # `impute(X_test)`, a project function giving back rows of what it is given, is that data
@@ -316,8 +320,7 @@ class Leakage:
             data = given
         if _names_evaluation(data):
             return f"`{self.ctx.text(data)}`"
-        if isinstance(data, ast.Call) and self.ctx.qualified_name(data.func) in CONCATENATIONS and not filtered:
-            parts = [e for a in data.args[:1] for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])]
+        if (parts := _joined(self.ctx, data)) is not None and not filtered:
             named = next((p for p in parts if _names_evaluation(p)), None)
             return f"`{self.ctx.text(data)}`, which holds `{self.ctx.text(named)}`" if named is not None else None
         if not isinstance(data, ast.Name) or depth > 2:
@@ -699,8 +702,9 @@ class Leakage:
         calls = [c for c in self.ctx.index.within(function, ast.Call) if self._scope(c) is function]
         returns = self.ctx.index.within(function, ast.Return)
         returned = {_key(n) for r in returns if r.value is not None for n in ast.walk(r.value)} if what in ("statistics", "returns_fitted") else set()
-        if what == "fits":  # only a call that passes a parameter whole can fit on it
-            found = frozenset({self.fitted_data(c) for c in calls if _passes_any(self.ctx, c, names)} & names)
+        if what == "fits":  # only a call that passes a parameter whole can fit on it; not a statistic kept by nothing
+            shown = _keeps_nothing(self.ctx, function)  # `def preview(df): print((df - df.mean()) / df.std())`
+            found = frozenset({self.fitted_data(c) for c in calls if _passes_any(self.ctx, c, names) and not (shown and self.statistic_of(c))} & names)
         elif what == "splits":
             flow = self._flow(function)
             found = frozenset(n for n in names if flow.first_split(n, 0) != NEVER)
@@ -1019,8 +1023,8 @@ class Leakage:
                 expr = expr.args[0]  # `np.log1p(df["price"])`, `torch.tensor(df.pop("y").values)`
             elif isinstance(expr, ast.Call) and _method(expr) == "pop" and len(expr.args) == 1:
                 expr = expr.func.value
-            elif isinstance(expr, ast.Call) and _method(expr) in TABLE_KEEPING:
-                expr = expr.func.value  # `pd.read_csv(path).dropna(subset=cols)`: the table cleaned
+            elif isinstance(expr, ast.Call) and _method(expr) in TABLE_KEEPING | TABLE_PARTS:
+                expr = expr.func.value  # `pd.read_csv(path).dropna(subset=cols)`: the table cleaned, `df.head(n)`
             elif isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call) and isinstance(expr.slice, ast.Constant):
                 return self.ctx.qualified_name(expr.value.func) in SPLITS  # an item of `train_test_split(X, y)`
             elif isinstance(expr, ast.Subscript) and _labels(self.ctx, expr.slice):
@@ -1038,7 +1042,20 @@ class Leakage:
             returned = function_returns(callee.function) if callee is not None else None
             return bool(returned) and all(callee.ctx.analysis(Leakage).data_set(r, depth + 1) for r in returned)
         values = self.values.reaching_values(expr) if isinstance(expr, ast.Name) and depth < MAX_DATA_DEPTH else None
+        if values is None and isinstance(expr, ast.Name) and depth < MAX_DATA_DEPTH:
+            return self._passed_data_set(expr, depth)
         return bool(values) and all(self.data_set(v, depth + 1) for v in values)
+
+    def _passed_data_set(self, name: ast.Name, depth: int) -> bool:
+        """A parameter every call site of its function fills with a data set (`preview(read(path))`)."""
+        function = self.ctx.scopes.enclosing_function(name)
+        if function is None or name.id not in {p.arg for p in parameters(function, variadic=False)}:
+            return False
+        bindings = self.ctx.analysis(Callers).bindings(function)
+        passed = [binding.argument(name.id) for binding in bindings if binding.site is not None]  # not the defaults
+        return bool(passed) and all(
+            p is not None and not p[2].default and p[0].analysis(Leakage).data_set(p[1], depth + 1) for p in passed
+        )  # fmt: skip
 
     def _assigned_index(self, index: ast.AST) -> bool:
         """A name assigned on every way to it (no loop variable or parameter): indices of rows, not one row."""
@@ -1319,11 +1336,20 @@ class Leakage:
 
 
 def _names_evaluation(node: ast.AST) -> bool:
-    """`X_test`, `valData`, `df_val["x"]`, `splits.test`: the words of the name say evaluation data."""
-    while isinstance(node, ast.Subscript):
-        node = node.value
+    """`X_test`, `valData`, `df_val["x"]`, `splits.test`: the words of the name say evaluation data; so does a
+    literal key that is a split's name (`splits["val"]`, `data.get("test")`, `arrays["X_test"]`)."""
+    while isinstance(node, ast.Subscript) or (isinstance(node, ast.Call) and _method(node) == "get" and node.args):
+        key = node.slice if isinstance(node, ast.Subscript) else node.args[0]
+        if isinstance(key, ast.Constant) and _split_key(key.value):
+            return True
+        node = node.value if isinstance(node, ast.Subscript) else node.func.value
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
     return bool(_parts_named(name) & {"test", "eval"})
+
+
+def _split_key(value: object) -> bool:
+    """`"val"`, `"X_test"`: a key naming an evaluation split, or a data letter's part of one (not `"test_score"`)."""
+    return _names_split(value) or (isinstance(value, str) and re.fullmatch(r"[xXyY]_?[A-Za-z]+", value) is not None and bool(_parts_named(value) & {"test", "eval"}))
 
 
 def _parts_named(text: str) -> set[str]:
@@ -1413,6 +1439,19 @@ def _whole(node: ast.AST, ctx) -> str | None:
     return _key(node)
 
 
+def _keeps_nothing(ctx, function: ast.AST) -> bool:
+    """Does the function give nothing back and store nothing outside its names (no `return value`, `yield`,
+    attribute or item store, `global`)? What it computes can only be shown."""
+    kinds = (ast.Return, ast.Yield, ast.YieldFrom, ast.Attribute, ast.Subscript, ast.Global, ast.Nonlocal)
+    for node in ctx.index.within(function, *kinds):
+        if isinstance(node, ast.Return) and node.value is None:
+            continue
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Store):
+            continue
+        return False
+    return True
+
+
 def _labels(ctx, index: ast.AST) -> bool:
     """Does an index select columns by label: `"price"`, `["a", "b"]`, a name holding such a list?"""
     if isinstance(index, ast.Constant):
@@ -1425,8 +1464,12 @@ def _labels(ctx, index: ast.AST) -> bool:
 
 
 def _holds_labels(ctx, name: ast.Name) -> bool:
-    """Does `name` hold a literal list of column labels on every way to it (`NUMERIC = ["age", "fare"]`)?"""
+    """Does `name` hold a literal list of column labels on every way to it (`NUMERIC = ["age", "fare"]`, also
+    imported from another module of the project)?"""
     values = ctx.analysis(ValueKinds).reaching_values(name)
+    qualified = ctx.qualified_name(name) if values is None else None
+    imported = followed_view(ctx).global_value(qualified) if qualified else None
+    values = [imported[1]] if imported is not None else values
     return bool(values) and all(
         isinstance(v, (ast.List, ast.Tuple)) and v.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts)
         for v in values
@@ -1443,6 +1486,30 @@ def _rows_of(node: ast.AST) -> ast.AST:
             node = node.value
         else:
             return node
+
+
+def _joined(ctx, data: ast.AST) -> list[ast.AST] | None:
+    """The parts a concatenation joins: `pd.concat([a, b])`, `np.vstack((a, b))`, `np.append(a, b, axis=0)`,
+    `np.r_[a, b]`, `a.append(b)` of a table; None for anything else."""
+    if isinstance(data, ast.Subscript) and ctx.qualified_name(data.value) == "numpy.r_":
+        return data.slice.elts if isinstance(data.slice, ast.Tuple) else [data.slice]
+    if not isinstance(data, ast.Call):
+        return None
+    name = ctx.qualified_name(data.func)
+    if name in CONCATENATIONS:
+        return [e for a in data.args[:1] for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])]
+    if name == "numpy.append":
+        return data.args[:2]
+    if name is None and _method(data) == "append" and len(data.args) == 1:  # `train_df.append(val_df)`: a new table
+        return [data.func.value, data.args[0]]
+    return None
+
+
+def _table_of(node: ast.AST) -> ast.AST:
+    """What a row-keeping conversion or a table cleaning gives rows of: `df` for `df[cols].fillna(0).values`."""
+    while isinstance(node := _rows_of(node), ast.Call) and _method(node) in TABLE_KEEPING:
+        node = node.func.value
+    return node
 
 
 def _split_keys(data: ast.AST) -> set[str]:

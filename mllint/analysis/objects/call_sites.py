@@ -516,7 +516,15 @@ def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth
     values: set = set()
     for value in inner or (None,):
         if value is not None and value.kind == "field" and value.base.kind == "made":  # an attribute nothing writes
-            value = _class_default(objects._of(value.ctx), value) or argparse_default(value) or value
+            default = _class_default(objects._of(value.ctx), value) or argparse_default(value)
+            written = _written_field(objects, value, binding) if default is None and inner == {obj} and depth < MAX_DEPTH else None
+            if written:  # `args.sigmoid_out = True` after `parse_args()`: what the writes put there
+                found = [_object_constants(objects, w, binding, depth + 1) for w in written]
+                if None in found:
+                    return None
+                values |= set().union(*found)
+                continue
+            value = default or value
         converted = _converted(value, depth) if value is not None else None
         if converted is not None:
             values |= converted
@@ -529,6 +537,14 @@ def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth
             return None
         values.add(value.node.value)
     return values
+
+
+def _written_field(objects: Objects, field: Obj, binding: Binding | None) -> frozenset | None:
+    """What writes put in an attribute of a made object with no default (`args.sigmoid_out = True` after
+    `args = parse_args()`), seen where the object is made and where the call site passes it from."""
+    homes = {field.base.ctx, *(a[0] for a in (binding.arguments.values() if binding is not None else ()))} - {None}
+    held = [objects._of(home).held(field) for home in homes]
+    return None if None in held else frozenset().union(*held) - {field}
 
 
 NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})  # objects whose attributes are their keywords

@@ -161,16 +161,29 @@ def canonical_class(name: str | None) -> str | None:
 def kept_value(ctx, node: ast.AST) -> ast.AST:
     """What `node` holds the values of, through the wrappers that keep them (`VALUE_PRESERVING_METHODS`
     and their `torch.` function forms): `x.std(0)` for `x.std(0).detach()`, `z.norm(dim=1)` for
-    `torch.clone(z.norm(dim=1)).to(device)`. The one answer for rules that recognise a value by its call."""
-    while isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in VALUE_PRESERVING_METHODS and ctx.qualified_name(func) is None:
+    `torch.clone(z.norm(dim=1)).to(device)`, `sd` for `sd[:, None]` (new axes only). The one answer for rules
+    that recognise a value by its call."""
+    while isinstance(node, ast.Call | ast.Subscript):
+        func = node.func if isinstance(node, ast.Call) else None
+        if func is None:
+            if not _adds_axes(node.slice):
+                break
+            node = node.value
+        elif isinstance(func, ast.Attribute) and func.attr in VALUE_PRESERVING_METHODS and ctx.qualified_name(func) is None:
             node = func.value
         elif node.args and ctx.qualified_name(func) in VALUE_PRESERVING_FUNCTIONS:
             node = node.args[0]
         else:
             break
     return node
+
+
+def _adds_axes(index: ast.AST) -> bool:
+    """`[:, None]`, `[None]`, `[..., None]`: an index that only adds axes, every value kept."""
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    whole = lambda i: isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None
+    constant = lambda i: isinstance(i, ast.Constant) and (i.value is None or i.value is Ellipsis)
+    return any(isinstance(i, ast.Constant) and i.value is None for i in items) and all(whole(i) or constant(i) for i in items)
 
 
 @dataclass(frozen=True, eq=False)
@@ -1224,6 +1237,8 @@ class ValueKinds(ReachingDefinitions):
                 items += parent.value.elts
             elif isinstance(parent, ast.Tuple) and isinstance(self.scopes.parent(parent), ast.Assign) and _unpacked_list(self.scopes.parent(parent), parent, name):
                 continue  # `layers, d = [], in_dim`
+            elif isinstance(parent, ast.Assign) and name in parent.targets and any(n is listed for n in ast.walk(parent.value)):
+                continue  # `logps = torch.stack(logps)`: bound again after the list is read
             else:
                 return None
         return items, self._last_listed(listed, constructor)
