@@ -468,16 +468,17 @@ def constant_everywhere(ctx, expr: ast.AST) -> bool:
 
 def _bindings_needed(ctx, expr: ast.AST, linted=None) -> tuple[frozenset | None, list[Binding]]:
     """(the constants `expr` is as the file tells, or else the bindings of the functions whose parameters it needs)."""
+    if isinstance(expr, ast.Constant):
+        return frozenset({expr.value}), []
     values = ctx.analysis(ValueKinds)
     outer, values.unbound = values.unbound, []
     try:
-        found = None if isinstance(expr, ast.Constant) else under(ctx, expr, None)
-        constants = frozenset({expr.value}) if isinstance(expr, ast.Constant) else _constants_of(ctx, found, None, 0)
+        found, failed = _constants_of(ctx, under(ctx, expr, None), None, 0)
         needed = values.unbound
     finally:
         values.unbound = outer
-    if constants is not None or any(_made_no_constant(obj) for obj in found or ()):
-        return constants, []  # a binding replaces parameters only: what the file makes stays no constant
+    if found is not None or (failed is not None and _binding_free(failed)):
+        return found, []  # (no constant under any binding either)
     callers = (linted or ctx).analysis(Callers)
     return None, [b for function in needed for b in callers.bindings_in(ctx, function)]
 
@@ -487,19 +488,25 @@ def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0)
     as a tuple); None when one of them is no constant."""
     if isinstance(expr, ast.Constant):
         return frozenset({expr.value})
-    return _constants_of(ctx, under(ctx, expr, binding), binding, depth)
+    return _constants_of(ctx, under(ctx, expr, binding), binding, depth)[0]
 
 
-def _constants_of(ctx, objs: frozenset | None, binding: Binding | None, depth: int) -> frozenset | None:
-    """`_constant_under` of the objects `objs` of an expression of `ctx`."""
+def _constants_of(ctx, objs: frozenset | None, binding: Binding | None, depth: int) -> tuple[frozenset | None, Obj | None]:
+    """`_constant_under` of the objects `objs` of an expression of `ctx`, and the first of them found no constant."""
     objects = ctx.analysis(Objects)
     values: set = set()
     for obj in objs or ():
         found = _object_constants(objects, obj, binding, depth)
         if found is None:
-            return None
+            return None, obj
         values |= found
-    return frozenset(values) if values else None
+    return (frozenset(values) if values else None), None
+
+
+def _binding_free(obj: Obj) -> bool:
+    """Is `obj` made by the file (a call, a literal) or an attribute of such? No binding replaces it
+    (`substituted` replaces parameters) nor changes what `_object_constants` reads it as."""
+    return obj.kind == "made" or (obj.kind == "field" and obj.base.kind == "made")
 
 
 def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth: int) -> set | None:
@@ -535,15 +542,6 @@ def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth
             return None
         values.add(value.node.value)
     return values
-
-
-def _made_no_constant(obj: Obj) -> bool:
-    """Is `obj` made by a call or literal (no parameter: no binding replaces it) that `_object_constants`
-    reads as no constant whatever the binding (no constant, tuple, list or builtin conversion)?"""
-    node = obj.node if obj.kind == "made" else None
-    if node is None or isinstance(node, ast.Constant | ast.Tuple | ast.List):
-        return False
-    return not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CONVERSIONS)
 
 
 NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})  # objects whose attributes are their keywords
