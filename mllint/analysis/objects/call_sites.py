@@ -468,15 +468,17 @@ def constant_everywhere(ctx, expr: ast.AST) -> bool:
 
 def _bindings_needed(ctx, expr: ast.AST, linted=None) -> tuple[frozenset | None, list[Binding]]:
     """(the constants `expr` is as the file tells, or else the bindings of the functions whose parameters it needs)."""
+    if isinstance(expr, ast.Constant):
+        return frozenset({expr.value}), []
     values = ctx.analysis(ValueKinds)
     outer, values.unbound = values.unbound, []
     try:
-        found = _constant_under(ctx, expr, None)
+        found, failed = _constants_of(ctx, under(ctx, expr, None), None, 0)
         needed = values.unbound
     finally:
         values.unbound = outer
-    if found is not None:
-        return found, []
+    if found is not None or (failed is not None and _binding_free(failed)):
+        return found, []  # (no constant under any binding either)
     callers = (linted or ctx).analysis(Callers)
     return None, [b for function in needed for b in callers.bindings_in(ctx, function)]
 
@@ -486,14 +488,25 @@ def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0)
     as a tuple); None when one of them is no constant."""
     if isinstance(expr, ast.Constant):
         return frozenset({expr.value})
+    return _constants_of(ctx, under(ctx, expr, binding), binding, depth)[0]
+
+
+def _constants_of(ctx, objs: frozenset | None, binding: Binding | None, depth: int) -> tuple[frozenset | None, Obj | None]:
+    """`_constant_under` of the objects `objs` of an expression of `ctx`, and the first of them found no constant."""
     objects = ctx.analysis(Objects)
     values: set = set()
-    for obj in under(ctx, expr, binding) or ():
+    for obj in objs or ():
         found = _object_constants(objects, obj, binding, depth)
         if found is None:
-            return None
+            return None, obj
         values |= found
-    return frozenset(values) if values else None
+    return (frozenset(values) if values else None), None
+
+
+def _binding_free(obj: Obj) -> bool:
+    """Is `obj` made by the file (a call, a literal) or an attribute of such? No binding replaces it
+    (`substituted` replaces parameters) nor changes what `_object_constants` reads it as."""
+    return obj.kind == "made" or (obj.kind == "field" and obj.base.kind == "made")
 
 
 def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth: int) -> set | None:
