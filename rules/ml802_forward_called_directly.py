@@ -79,7 +79,7 @@ class ForwardCalledDirectly(Rule):
 
     def _is_class_like(self, call: ast.Call, receiver: ast.AST) -> bool:
         """`Base.forward(self, x)` names a class: by convention, a capitalised name, unless every value it
-        is bound to is made by a call or is a parameter, and the call passes no `self` (`self.D = D.to(device)`,
+        is bound to is made by a call or holds such a module, and the call passes no `self` (`self.D = D.to(device)`,
         `G = Generator()`, `def critic_scores(D, real):`)."""
         name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr
         if not name[:1].isupper():
@@ -89,7 +89,12 @@ class ForwardCalledDirectly(Rule):
         if isinstance(receiver, ast.Name) and self._is_parameter(receiver):
             return False
         assigned = self.ctx.analysis(ValueKinds).assigned_values(receiver)
-        return not (assigned and all(isinstance(v, ast.Call) or (isinstance(v, ast.Name) and self._is_parameter(v)) for v in assigned))
+        return not (assigned and all(isinstance(v, ast.Call) or self._holds_made_module(v) for v in assigned))
+
+    def _holds_made_module(self, value: ast.AST) -> bool:
+        """A name bound to another that holds a made module: a filled parameter, or a name bound only to calls
+        (`D = disc` after `disc = spectral_norm(nn.Linear(8, 1))`)."""
+        return isinstance(value, ast.Name) and (self._is_parameter(value) or _made(self.ctx, value))
 
     def _is_parameter(self, name: ast.Name) -> bool:
         """A parameter every call site fills with an object it made (`critic_scores(D, ...)` with `D =

@@ -18,7 +18,7 @@ class FitOnEvaluationData(Rule):
     """
     ## What it does
     Reports a scikit-learn transformer (a scaler, encoder, PCA, vectorizer...) fitted on evaluation
-    data: data whose name says it is test or validation data (`scaler.fit(X_test)`,
+    data. Evaluation data is data whose name says it is test or validation data (`scaler.fit(X_test)`,
     `encoder.fit_transform(val_features)`, `scaler.fit_transform(test_df[cols].values)`), an item read by a literal split key (`splits["val"]`, `data.get("test")`), a concatenation that holds such data
     (`scaler.fit(pd.concat([train_df, test_df]))`, `np.r_[X_tr, X_val]`, cleaned on the way: `full[cols].fillna(0)`), each split of a loop over literal split names with
     the fit under no test of the split (`for name in ["train", "val", "test"]: scaler.fit_transform(...)`),
