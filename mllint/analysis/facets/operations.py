@@ -67,10 +67,12 @@ class Operations:
             combine = multiply if isinstance(node.op, ast.Mult) else floor_divide
             return combine(self.dim(node.left), self.dim(node.right))
         owner = node.value if isinstance(node, ast.Attribute) else None
+        value = self.value_of(node)
+        if isinstance(value, Number) and isinstance(value.dim, Sym):
+            return value.dim  # a size the call sites name (`n, T, C = X.shape` then `FCN(T, C)`)
         spelled = self.shapes.static_dim(node) if is_self_attribute(node) or is_self_attribute(owner) else None
         if isinstance(spelled, Sym) and spelled.key[0] in ("parameter", "field"):
             return spelled  # `self.dim` of `__init__(self, dim)`, `self.cfg.dim`: the symbol the layers built from it have
-        value = self.value_of(node)
         if isinstance(value, Number):
             return value.dim
         if isinstance(value, Tensor) and value.shape is None:
