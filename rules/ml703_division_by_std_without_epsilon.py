@@ -101,17 +101,21 @@ class DivisionByStdWithoutEpsilon(Rule):
     def _compares_a_std(self, scope: ast.AST, ctx=None) -> bool:
         ctx = ctx or self.ctx
         index = ctx.index
+
+        def spread(node: ast.AST) -> bool:  # a std, or a variance whose root may be one (`v[v == 0] = 1`, `v.add_(eps)`)
+            return self._is_std(node, ctx=ctx) or self._std_call(kept_value(ctx, node), ctx, "var")
+
         std_names = {
             target.id
-            for node in index.within(scope, ast.Assign) if self._is_std(node.value, ctx=ctx)
+            for node in index.within(scope, ast.Assign) if spread(node.value)
             for target in node.targets if isinstance(target, ast.Name)
         }  # fmt: skip
         clamped = any(
-            isinstance(node.func, ast.Attribute) and node.func.attr in IN_PLACE_GUARDS and self._is_std(node.func.value, ctx=ctx)
+            isinstance(node.func, ast.Attribute) and node.func.attr in IN_PLACE_GUARDS and spread(node.func.value)
             for node in index.within(scope, ast.Call)
         )  # fmt: skip
         return clamped or any(
-            self._is_std(operand, ctx=ctx) or isinstance(operand, ast.Name) and operand.id in std_names
+            spread(operand) or isinstance(operand, ast.Name) and operand.id in std_names
             for node in index.within(scope, ast.Compare)
             for operand in (node.left, *node.comparators)
         )  # fmt: skip

@@ -318,7 +318,7 @@ class Leakage:
                 break
             filtered = filtered or (_row_filter(data.slice) if isinstance(data, ast.Subscript) else effects.returned_argument(data, UNFILTERED_ROWS) is None)
             data = given
-        if _names_evaluation(data):
+        if _names_evaluation(data) and not self._column_of_table(data):
             return f"`{self.ctx.text(data)}`"
         if (parts := _joined(self.ctx, data)) is not None and not filtered:
             named = next((p for p in parts if _names_evaluation(p)), None)
@@ -1013,6 +1013,18 @@ class Leakage:
             and key.split(".")[0] not in self.ctx.scopes.local_bindings(self.ctx.scopes.enclosing_function(r.node))
         }  # fmt: skip
 
+    def _column_of_table(self, data: ast.AST) -> bool:
+        """Is the split name a key of a table's column (`train_long["val"]`, `labs["test"]` of a table read
+        from a file), not of a container of splits (`splits["val"]`)?"""
+        keyed = _split_keyed(data)
+        if keyed is None:
+            return False
+        base = keyed
+        while isinstance(base, ast.Subscript):
+            base = base.value
+        name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else ""
+        return "train" in _parts_named(name) or self.data_set(keyed)
+
     def data_set(self, expr: ast.AST, depth: int = 0) -> bool:
         """Does `expr` hold a whole data set read from a file (`pd.read_csv(path)`, `np.load(path)`), a part a
         split gives of one (`y_tr` of `train_test_split(X, y)`), rows of one by index (`df.iloc[idx]`) or a
@@ -1345,6 +1357,17 @@ def _names_evaluation(node: ast.AST) -> bool:
         node = node.value if isinstance(node, ast.Subscript) else node.func.value
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
     return bool(_parts_named(name) & {"test", "eval"})
+
+
+def _split_keyed(node: ast.AST) -> ast.AST | None:
+    """The container a literal split key reads (`splits` of `splits["val"]`), when the key is why `node` names
+    evaluation data; None otherwise."""
+    while isinstance(node, ast.Subscript) or (isinstance(node, ast.Call) and _method(node) == "get" and node.args):
+        key = node.slice if isinstance(node, ast.Subscript) else node.args[0]
+        node = node.value if isinstance(node, ast.Subscript) else node.func.value
+        if isinstance(key, ast.Constant) and _names_split(key.value):
+            return node  # a split's whole name, which a table's column may also be (not `"X_test"`)
+    return None
 
 
 def _split_key(value: object) -> bool:

@@ -425,6 +425,8 @@ class TrainingLoops:
         cleared = [_made(objects.points_to(c.node.func.value)) for c in clears]
         if len(owners) < 2 or not all(owners.values()) or not cleared or not all(any(c <= m for m in owners.values()) for c in cleared if c):
             return None
+        if any(_reads_from(a, b) for a in owners.values() for b in owners.values() if a is not b):
+            return None  # `model.head.parameters() if freeze else model.parameters()`: other choices, not parts
         if not all(cleared):
             return None
         where = "" if home.ctx is self.ctx else f"{self.ctx.analysis(ProjectView).display_path(home.ctx.real_path or home.ctx.path)}:"
@@ -1384,6 +1386,11 @@ def _made(found: frozenset | None) -> frozenset:
     if not found or NONE in found or any(o.root().kind != "made" for o in found):
         return frozenset()
     return frozenset((id(o.root().node), o.root().name, *o.path()) for o in found)
+
+
+def _reads_from(whole: frozenset, part: frozenset) -> bool:
+    """Is an object of `part` (made, read by attributes: `_made`) one of `whole` or an attribute read from one?"""
+    return any(p[: len(w)] == w for w in whole for p in part)
 
 
 def _stepped(ctx, call: ast.Call) -> ast.AST:
