@@ -1486,16 +1486,33 @@ def _labels(ctx, index: ast.AST) -> bool:
     return isinstance(index, ast.Name) and _holds_labels(ctx, index)
 
 
-def _holds_labels(ctx, name: ast.Name) -> bool:
+def _holds_labels(ctx, name: ast.Name, depth: int = 0) -> bool:
     """Does `name` hold a literal list of column labels on every way to it (`NUMERIC = ["age", "fare"]`, also
-    imported from another module of the project)?"""
+    imported from another module of the project, or given by every call site for a parameter)?"""
     values = ctx.analysis(ValueKinds).reaching_values(name)
     qualified = ctx.qualified_name(name) if values is None else None
     imported = followed_view(ctx).global_value(qualified) if qualified else None
+    if values is None and imported is None:
+        return _passed_labels(ctx, name, depth)
     values = [imported[1]] if imported is not None else values
-    return bool(values) and all(
-        isinstance(v, (ast.List, ast.Tuple)) and v.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts)
-        for v in values
+    return bool(values) and all(_label_list(v) for v in values)
+
+
+def _label_list(value: ast.AST) -> bool:
+    return isinstance(value, (ast.List, ast.Tuple)) and bool(value.elts) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+    )  # fmt: skip
+
+
+def _passed_labels(ctx, name: ast.Name, depth: int) -> bool:
+    """A parameter every call site fills with a list of labels (`report(df, FEATS)` for `def report(frame, cols)`)."""
+    function = ctx.scopes.enclosing_function(name)
+    if depth >= MAX_DATA_DEPTH or function is None or name.id not in {p.arg for p in parameters(function, variadic=False)}:
+        return False
+    passed = [binding.argument(name.id) for binding in ctx.analysis(Callers).bindings(function) if binding.site is not None]
+    return bool(passed) and all(
+        p is not None and not p[2].default and (_label_list(p[1]) or isinstance(p[1], ast.Name) and _holds_labels(p[0], p[1], depth + 1))
+        for p in passed
     )  # fmt: skip
 
 
