@@ -21,7 +21,7 @@ class DivisionByStdWithoutEpsilon(Rule):
     function of the project returns, in any module (`mu, sd = window_stats(w)` returning `w.mean(-1), w.std(-1)`;
     `torch.std_mean(x, -1)`'s first part too; the root of a variance, `torch.sqrt(x.var(1))`; indexed to add axes, `sd[:, None]`) when that function does not guard it. A denominator with an epsilon
     (`x.std() + 1e-8`) or a clamp (`x.std().clamp(min=eps)`), a division inside `nan_to_num`, and a
-    function that compares a std (`if std < 1e-5:`, `torch.where(std > 0, ...)`) are not reported, nor
+    function that compares a std or the variance it is the root of (`if std < 1e-5:`, `torch.where(std > 0, ...)`, `var[var == 0] = 1`) are not reported, nor
     is the std of every element of a whole data set (a column of a table pandas reads, `df["price"].std()`, `df.pop("y")` of a table a project helper reads and cleans,
     also turned into a tensor: `torch.tensor(df.pop("y").values)`,
     or a part a split gives, `y_train.std()`): it is zero only when the data is constant throughout.
