@@ -50,7 +50,7 @@ from mllint.analysis.facets.shape_interpreter import (
 from mllint.analysis.facets.tensor_values import (
     MORE, NONE, NUMBER, Batches, Fields, Items, Keyword, Listed, Number, Samples, Tensor, value_shape,
 )
-from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, module_statements, own_method
+from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, module_statements, own_method, same_expression
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
@@ -479,8 +479,8 @@ class Shapes:
         """A stack of one kind of convolution (and its pools) filled in a loop (`layers += [nn.Conv1d(c,
         channels, k, dilation=d), nn.ReLU()]`): `(batch, channels, ...)` for a batch of the convolution's
         rank, the channels those every convolution makes (else not known), its sizes along the signal not known."""
-        made = {ast.dump(c) for c in (call_argument(c, 1, "out_channels") for c in convolutions)}
-        channels = self.static_dim(call_argument(convolutions[0], 1, "out_channels")) if len(made) == 1 else None
+        made = [call_argument(c, 1, "out_channels") for c in convolutions]
+        channels = self.static_dim(made[0]) if all(same_expression(m, made[0]) for m in made) else None
         head = first.ends[0] if first.shape is None and first.ends else ()
         if head and head[0] not in (1, None):  # a batch of unknown rank (`(B, ...)`; unbatched, B would be the channels)
             return Tensor(None, key, ends=((head[0], channels) if channels is not None else head[:1], ()))
