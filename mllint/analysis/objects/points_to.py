@@ -58,8 +58,7 @@ from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.yaml_subset import read_yaml
 from mllint.analysis.program.summaries import function_returns, returns_receiver
-from mllint.analysis.values.values import RETURNS_RECEIVER
-from mllint.analysis.values.values import SEQUENTIAL, canonical_class
+from mllint.analysis.values.values import RETURNS_RECEIVER, SEQUENTIAL, canonical_class
 from mllint.analysis.syntax.tree import module_statements
 
 MAX_OBJECTS = 8  # objects per expression

@@ -50,8 +50,7 @@ from mllint.analysis.program.project import ProjectView, find_definition
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import module_statements, own_method
 from mllint.analysis.program.summaries import function_returns, returns_receiver
-from mllint.analysis.values.values import RETURNS_RECEIVER
-from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
+from mllint.analysis.values.values import RETURNS_RECEIVER, Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
 # A module's methods that return the module itself (`model = Net().to(device)`).
@@ -841,6 +840,8 @@ def _local_alias(ctx, node: ast.AST, parent: ast.AST | None) -> list[ast.AST] | 
     function = ctx.scopes.enclosing_function(parent)
     name = parent.targets[0]
     if ctx.scopes.writes(function, name.id) != [name]:
+        return None
+    if function is None and any(name.id in g.names for g in ctx.index.of_type(ast.Global)):  # a function may rebind it
         return None
     return _uses(ctx, name, node)
 
