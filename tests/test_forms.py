@@ -15,7 +15,6 @@ from mllint.analysis.program import project as project_cache
 TRAINER_VALUES = "a value passed to `__init__` and read as `self.x` by a method of an instance built once is not followed"
 BUILDER = "the objects a builder of another module returns in a tuple, unpacked, are not followed for this fact"
 PARAMS = "a loop moved to another module, given the module's objects as arguments by its caller: not followed for this fact"
-ALIAS = "an object built as `built_x`, moved (`built_x = built_x.to(device)`) and read as `x = built_x` is not followed for this fact"
 DICT = "an object kept in a dict literal and read by constant key is not followed for this fact"
 FRESH_HELD = "an optimizer made in each iteration, read through a dict entry or an alias, is not seen as fresh"
 PARAMS_GAINED = "a callee moved to another module: its mode effects are no longer seen at the caller's call"
@@ -23,7 +22,6 @@ LAZY_ALIAS = "a layer built in `forward` and kept on `self` through a second nam
 KEPT_LAYER = "a model class of another module whose forward returns a layer only the objects layer follows (a registered builder a config key picks) is not judged"
 
 KNOWN = {
-    ("shapes_squeezed_columns/click_script.py", "alias", "lost", "ML604"): ALIAS,
     ("callables_factories/finetune.py", "params", "lost", "ML410"): PARAMS,
     ("config_loss_place/mixed_uses.py", "builder", "lost", "ML702"): BUILDER,
     ("config_nested/segment.py", "builder", "lost", "ML103"): BUILDER,
@@ -31,7 +29,6 @@ KNOWN = {
     ("loop_carried/multitask.py", "params", "lost", "ML101"): PARAMS,
     ("losses_prepared/prepared_local.py", "trainer", "lost", "ML101"): TRAINER_VALUES,
     ("losses_registry_keys/masked_nodes.py", "params", "lost", "ML101"): PARAMS,
-    ("ml12_objects/text_model.py", "alias", "lost", "ML101"): ALIAS,
     ("models_registry_tables/classifier.py", "builder", "lost", "ML101"): KEPT_LAYER,
     ("models_registry_tables/classifier.py", "params", "lost", "ML101"): KEPT_LAYER,
     ("ml12_objects/text_model.py", "builder", "lost", "ML101"): BUILDER,
@@ -43,7 +40,6 @@ KNOWN = {
     ("ml4_longtail/lazy_ok.py", "alias", "gained", "ML407"): LAZY_ALIAS,
     ("ml4_missed_parts/train_aliases.py", "builder", "lost", "ML417"): BUILDER,
     ("ml4_rewrapped_lists/trainer.py", "trainer", "lost", "ML404"): TRAINER_VALUES,
-    ("ml4_transferred_facts/gan.py", "alias", "lost", "ML207"): ALIAS,
     ("ml4_transferred_facts/gan.py", "builder", "lost", "ML207"): BUILDER,
     ("ml4_transferred_facts/gan.py", "dict", "lost", "ML207"): DICT,
     ("ml6_projects/rollout_returns/run.py", "params", "lost", "ML601"): PARAMS,
@@ -53,10 +49,6 @@ KNOWN = {
     ("ml6_shape_sources/stream.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("objects_interprocedural/h_fitter.py", "builder", "lost", "ML601"): BUILDER,
     ("shapes_lost_facts/notebook_globals.py", "builder", "lost", "ML603"): BUILDER,
-    ("views_reordering_views/caller_sizes.py", "alias", "lost", "ML603"): ALIAS,
-    ("views_reordering_views/encoder_head.py", "alias", "lost", "ML603"): ALIAS,
-    ("views_reordering_views/inferred_rest.py", "alias", "lost", "ML603"): ALIAS,
-    ("views_reordering_views/module_dict.py", "alias", "lost", "ML603"): ALIAS,
     ("sites_accelerate_accumulation/trainer.py", "builder", "lost", "ML202"): BUILDER,
     ("shapes_closure_numbers/run.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("sites_module_scope/rebound_modes.py", "params", "lost", "ML303"): PARAMS,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from mllint.analysis.syntax.names import reference_key
 from mllint.analysis.objects.constants import fold
-from mllint.analysis.objects.points_to import RETURNS_RECEIVER
+from mllint.analysis.values.values import RETURNS_RECEIVER
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import child_nodes
 from mllint.findings import Related

@@ -57,8 +57,8 @@ from mllint.analysis.program.project import ProjectView, defines_module
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.yaml_subset import read_yaml
-from mllint.analysis.program.summaries import RETURNS_RECEIVER, function_returns, returns_receiver
-from mllint.analysis.values.values import SEQUENTIAL, canonical_class
+from mllint.analysis.program.summaries import function_returns, returns_receiver
+from mllint.analysis.values.values import RETURNS_RECEIVER, SEQUENTIAL, canonical_class
 from mllint.analysis.syntax.tree import module_statements
 
 MAX_OBJECTS = 8  # objects per expression

@@ -49,8 +49,8 @@ from mllint.analysis.program.hierarchy import dispatched_method, inherited_metho
 from mllint.analysis.program.project import ProjectView, find_definition
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import module_statements, own_method
-from mllint.analysis.program.summaries import RETURNS_RECEIVER, function_returns, returns_receiver
-from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
+from mllint.analysis.program.summaries import function_returns, returns_receiver
+from mllint.analysis.values.values import RETURNS_RECEIVER, Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
 # A module's methods that return the module itself (`model = Net().to(device)`).
@@ -831,15 +831,17 @@ def _calls_of_uses(ctx, uses: list[ast.AST] | None, view: ProjectView, aliased: 
 
 
 def _local_alias(ctx, node: ast.AST, parent: ast.AST | None) -> list[ast.AST] | None:
-    """The other uses of the local name a load of an object is copied to (`net = self.model`), when the
-    name's function binds it nowhere else; None otherwise."""
+    """The other uses of the name a load of an object is copied to (`net = self.model`; at module level,
+    `model = built_model`), when its function (or the module level) binds it nowhere else; None otherwise."""
     if not (isinstance(node, ast.Name) or is_self_attribute(node)) or not isinstance(node.ctx, ast.Load):
         return None
     if not (isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
         return None
     function = ctx.scopes.enclosing_function(parent)
     name = parent.targets[0]
-    if function is None or ctx.scopes.writes(function, name.id) != [name]:
+    if ctx.scopes.writes(function, name.id) != [name]:
+        return None
+    if function is None and any(name.id in g.names for g in ctx.index.of_type(ast.Global)):  # a function may rebind it
         return None
     return _uses(ctx, name, node)
 

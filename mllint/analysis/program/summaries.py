@@ -260,13 +260,6 @@ def function_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[a
     return found
 
 
-# Methods of an nn.Module or a tensor that return the object they are called on.
-RETURNS_RECEIVER = frozenset({
-    "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_", "share_memory",
-    "to_empty",
-})  # fmt: skip
-
-
 def returns_receiver(function: ast.AST) -> bool:
     """Does a method return its own `self` on every path (`def fit(self, X): ...; return self`)?"""
     returned = function_returns(function) if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) else None

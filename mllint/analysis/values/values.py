@@ -97,6 +97,11 @@ VALUE_PRESERVING_FUNCTIONS = frozenset(
 SELECTING_METHODS = frozenset({"gather", "index_select", "masked_select", "take_along_dim", "take", "narrow", "select", "diagonal"})
 SELECTING_FUNCTIONS = frozenset(f"torch.{name}" for name in SELECTING_METHODS)
 SEQUENTIAL = "torch.nn.Sequential"
+# Methods of an nn.Module or a tensor that return the object they are called on (`model.to(device)`).
+RETURNS_RECEIVER = frozenset({
+    "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_", "share_memory",
+    "to_empty",
+})  # fmt: skip
 RECORD_CLASSES = frozenset({"builtins.dict", "types.SimpleNamespace", "argparse.Namespace"})  # built from keywords
 # `torch.distributions` over classes and outcomes, built from logits or from probabilities (`probs=` is first):
 # what their `.probs` and `.logits` hold. A Categorical normalises its logits (`.logits` are log-probabilities).
@@ -1324,7 +1329,10 @@ class ValueKinds(ReachingDefinitions):
         if depth > MAX_DEPTH:
             return None
         if isinstance(expr, ast.Call):
-            return (self.ctx, expr) if self.ctx.qualified_name(expr.func) else None
+            if self.ctx.qualified_name(expr.func):
+                return self.ctx, expr
+            moved = isinstance(expr.func, ast.Attribute) and expr.func.attr in RETURNS_RECEIVER  # `model.to(device)`
+            return self.construction(expr.func.value, depth + 1, binding) if moved else None
         if isinstance(expr, ast.Name):
             found = [self._definition_construction(d, depth, binding) for d in self._reaching(expr)]
         elif is_self_attribute(expr):
