@@ -76,7 +76,9 @@ class Instances:
         for that parameter at the construction (`passed`): what every method of that instance reads there."""
         home, cls = self.objects.class_of(instance)
         init = inherited_method(home, cls, "__init__", self.objects.view)
-        passed = self.passed(instance) if init is not None else {}
+        if init is None:
+            return {}
+        passed = self.passed(instance)
         stores: dict[str, list] = {}
         for node in ast.walk(cls):
             for target in node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]:
