@@ -15,7 +15,8 @@ import itertools
 from mllint.analysis.objects.call_sites import built
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.calls import bind_values
-from mllint.analysis.program.hierarchy import made_runner
+from mllint.analysis.program.hierarchy import inherited_method, made_runner
+from mllint.analysis.objects.instances import Instances
 from mllint.analysis.facets.broadcasts import Broadcast, column_and_row, written_outer
 from mllint.analysis.facets.data_shapes import DATA_LOADERS, as_dataset, data_value, environment_step
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply
@@ -832,6 +833,10 @@ class Interpreter(Operations):
             called = self.helper_call(node, method, arguments, skips_first=True)
             if called is not None:
                 return called
+        elif name is None and (instance := self.instance_method(node)) is not None:
+            called = self.helper_call(node, instance[1], arguments, instance[0], skips_first=True, held=instance[2])
+            if called is not None:
+                return called
         elif name is not None:
             found = self.shapes.project_function(name)
             called = self.helper_call(node, found[1], arguments, found[0]) if found is not None else None
@@ -1017,14 +1022,29 @@ class Interpreter(Operations):
         read = {n.id for n in self.ctx.index.within(helper, ast.Name) if isinstance(n.ctx, ast.Load)} - own
         return {name: self.env[name] for name in read if name in self.env and (_informative(self.env[name]) or isinstance(self.env[name], Number))}
 
-    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None, skips_first: bool = False) -> object | None:
+    def instance_method(self, node: ast.Call) -> tuple[object, ast.FunctionDef, dict] | None:
+        """For `Runner(rewards).returns()` (or `r.returns()` of an `r` built once): the method's context and
+        node, with the values of the `self.` attributes its instance holds from its construction in this
+        function (`Instances.held`, `{"self.rewards": ...}`); None when none of them says something."""
+        instances = self.ctx.analysis(Instances)
+        instance = instances.built(node.func.value) if isinstance(node.func, ast.Attribute) else None
+        found = instances.objects.class_of(instance) if instance is not None else None
+        method = inherited_method(*found, node.func.attr, self.shapes.view) if found is not None else None
+        if method is None or not isinstance(method[1], ast.FunctionDef) or method[1].decorator_list:
+            return None
+        held = {f"self.{a}": self.value_of(v) for a, v in instances.held(instance).items() if self.ctx.scopes.enclosing_scope(v) is self.ctx.scopes.enclosing_scope(node)}
+        held = {a: v for a, v in held.items() if _informative(v) or isinstance(v, Number)}
+        return (method[0] if method[0] is not self.ctx else None, method[1], held) if held else None
+
+    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None, skips_first: bool = False, held=None) -> object | None:
         """A call of a helper function of this file (or of another module of the project, `ctx`; a method
-        of `self`'s class when `skips_first`), given no arguments or one that says something (a known
-        shape, a size, a dataset, ...): the helper run with the arguments."""
+        of `self`'s class when `skips_first`, with what its instance `held` in `self.` attributes), given no
+        arguments or one that says something (a known shape, a size, a dataset, ...): the helper run with
+        the arguments."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
         bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=skips_first)
-        passed = {name: value for name, value in bound.items() if value is not None}
+        passed = {name: value for name, value in bound.items() if value is not None} | (held or {})
         for name, default in parameter_defaults(helper).items():  # a size the call leaves to its default (`T=32`)
             if name not in bound and int_literal(default) is not None:
                 passed[name] = Number(int_literal(default))

@@ -70,6 +70,29 @@ class Instances:
             self._passed[(instance, use)] = found
         return self._passed[(instance, use)]
 
+    def held(self, instance: Obj) -> dict[str, ast.AST]:
+        """The `self.` attributes of `instance` (a `built` one) its `__init__` sets from a parameter alone
+        (`self.rewards = rewards`) and no other method of its class sets -> the argument this file passes
+        for that parameter at the construction (`passed`): what every method of that instance reads there."""
+        home, cls = self.objects.class_of(instance)
+        init = inherited_method(home, cls, "__init__", self.objects.view)
+        if init is None:
+            return {}
+        passed = self.passed(instance)
+        stores: dict[str, list] = {}
+        for node in ast.walk(cls):
+            for target in node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                    stores.setdefault(target.attr, []).append(node)
+        found = {}
+        for attribute, nodes in stores.items():
+            node = nodes[0]
+            plain = len(nodes) == 1 and isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name)
+            if plain and home.scopes.enclosing_function(node) is init[1]:
+                argument = passed.get(Obj("parameter", init[1], node.value.id, ctx=init[0]).key())
+                found.update({attribute: argument} if argument is not None else {})
+        return found
+
     def arguments(self, parameter: str) -> list[ast.AST]:
         """What the instances this file builds were passed for a parameter (by its object key: `passed`)."""
         if self._all_passed is None:

@@ -45,7 +45,7 @@ from mllint.analysis.values.annotations import Annotations, is_none
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import called_name, is_self_attribute
-from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
+from mllint.analysis.program.hierarchy import TopClasses, dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.program.project import ProjectView, find_definition
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import module_statements, own_method
@@ -240,6 +240,17 @@ def _constructed(view: ProjectView, ctx, expr: ast.AST, depth: int) -> tuple[obj
     return inner if method is not None and returns_receiver(method[1]) else None
 
 
+def _as_read_by(ctx, method: tuple[object, ast.AST]) -> tuple[object, ast.AST]:
+    """A method of a top-level class (its context and node) as `ctx` reads it, when `ctx` is the same module
+    parsed apart (the linted file; the project reads its own copy): its parameters are `ctx`'s nodes."""
+    home, node = method
+    same = home is not ctx and home.module is not None and ctx.module is not None and home.module.name == ctx.module.name
+    cls = home.scopes.parent(node) if same else None
+    own = ctx.analysis(TopClasses).first.get(cls.name) if isinstance(cls, ast.ClassDef) else None
+    found = own_method(own, node.name) if own is not None else None
+    return (ctx, found) if found is not None and found.lineno == node.lineno else method
+
+
 def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
     """The function around `node` and, for a method, its class's other methods: what `self.` attributes
     hold is passed to `__init__` or to a setter (`def add_loss_op(self, loss): self.loss = loss`); for a
@@ -396,23 +407,24 @@ class Callers:
         if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(caller, arguments, enclosing):
             outers = self._bindings_in(caller, enclosing, depth + 1)
             init = self._constructor_of_attributes(caller, enclosing, arguments)
-            constructions = [b for b in self._bindings_in(caller, init, depth + 1) if b.site is not None] if init is not None else []
+            built = self._bindings_in(caller, init, depth + 1) if init is not None else []
+            constructions = [b for b in built if b.site is not None] or ([] if outers else built)  # (no site: its signature)
             if constructions:  # `self.compute_loss(self.model, ...)`: the model the class's construction passes
                 outers = [dataclasses.replace(o, also=c) for o in outers for c in constructions] if outers else constructions
-        also = self._receiver_binding(caller, call) if target.method is not None else None
+        also = self._receiver_binding(ctx, caller, call) if target.method is not None else None
         return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, also, call, caller) for outer in outers[:MAX_SITES] or [None]]
 
-    def _receiver_binding(self, caller, call: ast.Call) -> Binding | None:
-        """For a method called on an instance built at a known site (`runner.epoch(loader)` with `runner =
-        Runner(net, loss_fn)`): what its `__init__` was passed there (`instance_binding`), which the
-        method's `self.` attributes hold."""
+    def _receiver_binding(self, ctx, caller, call: ast.Call) -> Binding | None:
+        """For a method (of `ctx`) called on an instance built at a known site (`runner.epoch(loader)` with
+        `runner = Runner(net, loss_fn)`): what its `__init__` was passed there (`instance_binding`), which the
+        method's `self.` attributes hold: the `__init__` as `ctx` reads it, when it is of `ctx`'s module."""
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
         if receiver is None or (isinstance(receiver, ast.Name) and receiver.id == "self"):
             return None
         found = _constructed(self.view, caller, receiver, 0)
         cls = project_class(self.view, canonical_class(found[0].qualified_name(found[1].func))) if found is not None else None
         init = inherited_method(*cls, "__init__", self.view) if cls is not None else None
-        return self.instance_binding(found[0], found[1], init) if init is not None else None
+        return self.instance_binding(found[0], found[1], _as_read_by(ctx, init)) if init is not None else None
 
     def _constructor_of_attributes(self, caller, method: ast.AST, arguments: dict) -> ast.AST | None:
         """The `__init__` of the method's class, when the arguments read `self`'s attributes that `__init__`

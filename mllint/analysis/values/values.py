@@ -489,6 +489,8 @@ class ValueKinds(ReachingDefinitions):
                 return None  # `out = Output(scores=p)`, then `out.scores = z`: not what it was built with
         elif is_self_attribute(expr):
             values = self._self_attribute_values(expr)
+            if values and all(isinstance(v, ast.Name) for v in values):
+                depth -= 1  # `self.model = model`: the name itself, kept (no value is worked out in between)
         elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name | ast.Attribute):
             if self._member_replaced(expr, expr):
                 return None  # `model.head = nn.Linear(...)` before: not the layer its class keeps
