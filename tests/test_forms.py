@@ -16,6 +16,7 @@ TRAINER_VALUES = "a value passed to `__init__` and read as `self.x` by a method 
 BUILDER = "the objects a builder of another module returns in a tuple, unpacked, are not followed for this fact"
 PARAMS = "a loop moved to another module, given the module's objects as arguments by its caller: not followed for this fact"
 DICT = "an object kept in a dict literal and read by constant key is not followed for this fact"
+ALIAS = "an object built as `built_x`, moved (`built_x = built_x.to(device)`) and read as `x = built_x` is not followed for this fact"
 FRESH_HELD = "an optimizer made in each iteration, read through a dict entry or an alias, is not seen as fresh"
 PARAMS_GAINED = "a callee moved to another module: its mode effects are no longer seen at the caller's call"
 LAZY_ALIAS = "a layer built in `forward` and kept on `self` through a second name (`grown = built; self.bias = grown`) is not seen as kept"
@@ -26,6 +27,8 @@ KNOWN = {
     ("config_loss_place/mixed_uses.py", "builder", "lost", "ML702"): BUILDER,
     ("config_nested/segment.py", "builder", "lost", "ML103"): BUILDER,
     ("loop_carried/multitask.py", "params", "lost", "ML101"): PARAMS,
+    ("ml12_objects/text_model.py", "alias", "lost", "ML101"): ALIAS,
+    ("ml4_transferred_facts/gan.py", "alias", "lost", "ML207"): ALIAS,
     ("losses_registry_keys/masked_nodes.py", "params", "lost", "ML101"): PARAMS,
     ("models_registry_tables/classifier.py", "builder", "lost", "ML101"): KEPT_LAYER,
     ("models_registry_tables/classifier.py", "params", "lost", "ML101"): KEPT_LAYER,

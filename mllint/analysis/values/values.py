@@ -1331,10 +1331,7 @@ class ValueKinds(ReachingDefinitions):
         if depth > MAX_DEPTH:
             return None
         if isinstance(expr, ast.Call):
-            if self.ctx.qualified_name(expr.func):
-                return self.ctx, expr
-            moved = isinstance(expr.func, ast.Attribute) and expr.func.attr in RETURNS_RECEIVER  # `model.to(device)`
-            return self.construction(expr.func.value, depth + 1, binding) if moved else None
+            return (self.ctx, expr) if self.ctx.qualified_name(expr.func) else None
         if isinstance(expr, ast.Name):
             found = [self._definition_construction(d, depth, binding) for d in self._reaching(expr)]
         elif is_self_attribute(expr):
