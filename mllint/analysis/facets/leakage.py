@@ -1055,19 +1055,9 @@ class Leakage:
             return bool(returned) and all(callee.ctx.analysis(Leakage).data_set(r, depth + 1) for r in returned)
         values = self.values.reaching_values(expr) if isinstance(expr, ast.Name) and depth < MAX_DATA_DEPTH else None
         if values is None and isinstance(expr, ast.Name) and depth < MAX_DATA_DEPTH:
-            return self._passed_data_set(expr, depth)
+            # a parameter every call site fills with a data set (`preview(read(path))`)
+            return _filled_at_every_site(self.ctx, expr, lambda ctx, argument: ctx.analysis(Leakage).data_set(argument, depth + 1))
         return bool(values) and all(self.data_set(v, depth + 1) for v in values)
-
-    def _passed_data_set(self, name: ast.Name, depth: int) -> bool:
-        """A parameter every call site of its function fills with a data set (`preview(read(path))`)."""
-        function = self.ctx.scopes.enclosing_function(name)
-        if function is None or name.id not in {p.arg for p in parameters(function, variadic=False)}:
-            return False
-        bindings = self.ctx.analysis(Callers).bindings(function)
-        passed = [binding.argument(name.id) for binding in bindings if binding.site is not None]  # not the defaults
-        return bool(passed) and all(
-            p is not None and not p[2].default and p[0].analysis(Leakage).data_set(p[1], depth + 1) for p in passed
-        )  # fmt: skip
 
     def _assigned_index(self, index: ast.AST) -> bool:
         """A name assigned on every way to it (no loop variable or parameter): indices of rows, not one row."""
@@ -1506,14 +1496,19 @@ def _label_list(value: ast.AST) -> bool:
 
 def _passed_labels(ctx, name: ast.Name, depth: int) -> bool:
     """A parameter every call site fills with a list of labels (`report(df, FEATS)` for `def report(frame, cols)`)."""
+    return depth < MAX_DATA_DEPTH and _filled_at_every_site(
+        ctx, name, lambda home, argument: _label_list(argument) or isinstance(argument, ast.Name) and _holds_labels(home, argument, depth + 1)
+    )  # fmt: skip
+
+
+def _filled_at_every_site(ctx, name: ast.Name, accepts) -> bool:
+    """Is `name` a parameter that every call site of its function fills, not by the default, with an argument
+    `accepts(caller's context, argument)`?"""
     function = ctx.scopes.enclosing_function(name)
-    if depth >= MAX_DATA_DEPTH or function is None or name.id not in {p.arg for p in parameters(function, variadic=False)}:
+    if function is None or name.id not in {p.arg for p in parameters(function, variadic=False)}:
         return False
     passed = [binding.argument(name.id) for binding in ctx.analysis(Callers).bindings(function) if binding.site is not None]
-    return bool(passed) and all(
-        p is not None and not p[2].default and (_label_list(p[1]) or isinstance(p[1], ast.Name) and _holds_labels(p[0], p[1], depth + 1))
-        for p in passed
-    )  # fmt: skip
+    return bool(passed) and all(p is not None and not p[2].default and accepts(p[0], p[1]) for p in passed)
 
 
 def _rows_of(node: ast.AST) -> ast.AST:

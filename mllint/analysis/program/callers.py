@@ -54,7 +54,7 @@ from mllint.analysis.values.values import RETURNS_RECEIVER, Passage, ValueKinds,
 from mllint.findings import Related
 
 # A module's methods that return the module itself (`model = Net().to(device)`).
-RETURNS_ITSELF = frozenset("to cuda cpu float double half bfloat16 train eval requires_grad_ apply type share_memory to_empty".split())
+RETURNS_ITSELF = RETURNS_RECEIVER | {"apply", "type"}  # `module.apply(fn)` and `module.type(dtype)` return the module too
 MAX_SITES = 8  # bindings read per function (call sites, or chains of them through callers of callers)
 MAX_CALLER_DEPTH = 3  # callers of callers followed for an argument that is the caller's own parameter
 MAX_ALIASES = 3  # local assignments followed back from an argument to the parameters or attributes it reads
