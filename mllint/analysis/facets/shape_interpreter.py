@@ -798,8 +798,9 @@ class Interpreter(Operations):
             listed = self.listed(builtin, node, arguments)
             if listed is not None:
                 return listed
-        if builtin == "dict" and not node.args and all(k.arg is not None for k in node.keywords):
-            return Fields(tuple((k.arg, self.seen.get(k.value)) for k in node.keywords))
+        fields = self.shapes.record_fields(node, name)
+        if fields is not None:  # `dict(pred=p)`, `Output(pred=p, emb=h)` of a dataclass: its fields' shapes by name
+            return Fields(tuple((field, self.seen.get(value)) for field, value in fields.items()))
         if isinstance(receiver, Fields) and node.func.attr in ("get", "pop") and node.args:
             key = node.args[0]
             if not isinstance(key, ast.Constant):

@@ -30,7 +30,7 @@ from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import LIBRARY_TRAINERS, Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.hierarchy import made_runner, self_classes
+from mllint.analysis.program.hierarchy import made_runner, project_class, self_classes
 from mllint.analysis.facets.data_shapes import as_dataset, collate, full_batches, full_or_even, through_outer
 from mllint.analysis.facets.dims import Dim, Shape, Sym, floor_divide, format_ends, format_shape, multiply, same_shape
 from mllint.analysis.facets.indexing import int_literal
@@ -52,7 +52,7 @@ from mllint.analysis.facets.tensor_values import (
 )
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, module_statements, own_method, same_expression
 from mllint.analysis.values.runners import handed_back
-from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
+from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage, record_arguments, record_fields
 from mllint.findings import Related
 
 _CALLER_CHAIN: list[ast.AST] = []  # the functions whose parameters are being taken from a call site, across modules
@@ -610,7 +610,7 @@ class Shapes:
         found = view.forward_of(name) if name else None
         if found is None or found[0] is view.own:
             return None
-        ctx, cls = found[1].definition()
+        ctx, cls = project_class(view, f"{found[0].name}.{found[1].name}") or (None, None)
         if cls is None:
             return None
         self._foreign.append(ctx)  # kept for this lint: its nodes' ids are in the symbols it returns
@@ -660,13 +660,22 @@ class Shapes:
                 return found[0].analysis(Shapes).dataset_of(found[1], arguments)
         return self.dataset_of(cls, arguments)
 
+    def record_fields(self, call: ast.Call, name: str | None) -> dict[str, ast.AST] | None:
+        """Field name -> value of a call that builds a record (`values.record_fields`), also of a dataclass
+        or `NamedTuple` class of another module of the project (`RegOut(pred=p, emb=h)` imported)."""
+        fields = self.values.record_fields(call, name)
+        if fields is not None or name is None:
+            return fields
+        found = project_class(self.view, name)
+        return record_arguments(record_fields(*found), call) if found is not None else None
+
     def _project_class(self, func: ast.AST) -> tuple[object, ast.ClassDef] | None:
         view = self.view
         name = self.ctx.qualified_name(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
         found = view.class_summary(name) if name and view.index is not None else None
         if found is None or found[0] is view.own:
             return None
-        ctx, cls = found[1].definition()
+        ctx, cls = project_class(view, name) or (None, None)
         if cls is None:
             return None
         self._foreign.append(ctx)

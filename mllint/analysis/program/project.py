@@ -41,7 +41,7 @@ from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSum
 from mllint.analysis.values.reaching import MAX_DEPTH
 from mllint.analysis.values.values import (
     Called, Chained, Complement, Exp, Item, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
-    Unwrapped, Value, makes_task_model, record_fields,
+    Unwrapped, Value, makes_task_model, record_arguments, record_fields,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -1089,14 +1089,12 @@ class ProjectView:
         """A dataclass or `NamedTuple` of another module built by `call` (of `module`): its fields' values by
         name, as `values` reads a record of the file itself (`TaggerOutput(scores=torch.sigmoid(z))`)."""
         home, node = cls.definition()
-        names = record_fields(home, node) if home is not None and isinstance(call, ast.Call) else None
+        fields = record_arguments(record_fields(home, node), call) if home is not None and isinstance(call, ast.Call) else None
         ctx = self.ctx if module is self.own else self.index.context(module.name) if self.index is not None else None
-        keywords = {k.arg: k.value for k in call.keywords} if names is not None else {}
-        if names is None or ctx is None or None in keywords or len(call.args) > len(names) or any(k not in names for k in keywords):
+        if fields is None or ctx is None:
             return None
-        fields = {**dict(zip(names, call.args)), **keywords}
         values = ctx.analysis(ValueKinds)
-        return Tuple(tuple(values.value(v) for v in fields.values()), module, tuple(fields)) if fields else None
+        return Tuple(tuple(values.value(v) for v in fields.values()), module, tuple(fields))
 
     def _reassigned(self, qualified: str, defining: ClassSummary, depth: int) -> frozenset[str] | None:
         """The `self.` attributes the project classes from `qualified` down to its base `defining` (not
