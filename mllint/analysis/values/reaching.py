@@ -606,6 +606,40 @@ class ReachingDefinitions:
         assigned = [v for v in found if not (isinstance(v, ast.Constant) and v.value is None)]
         return assigned or None
 
+    def held_items(self, expr: ast.Attribute, key: str | type(...)) -> list[ast.AST] | None:
+        """What a dict or list kept on `self` holds at `key` (`...`: at any key, or any item of a list), over
+        every method of its class: the items of the literals assigned to it (`self.outputs = {"probs": p}`;
+        `{}` and `[]` hold nothing), item stores at constant keys (`self.outputs["probs"] = p`), `append`,
+        `extend`, `insert` and `update` with what they add. None when one of them is unknown: another value
+        assigned, a store at a computed key, a merge of something else, any other method that may add."""
+        cls = self.scopes.enclosing_class(expr)
+        assigned = self._class_attribute(cls, expr.attr) if cls is not None else None
+        if cls is None or not assigned or any(v is None for v in assigned):
+            return None
+        if cls not in self._attribute_items:
+            self._attribute_items[cls] = self._container_fills(cls)
+        found: list[ast.AST] = []
+        for keyed in [*_literal_items(assigned), *self._attribute_items[cls].get(expr.attr, [])]:
+            if keyed is None:
+                return None
+            if key is ... or keyed[0] in (key, ...):
+                found.append(keyed[1])
+        return found
+
+    def _container_fills(self, cls: ast.ClassDef) -> dict[str, list[tuple[str | type(...), ast.AST] | None]]:
+        """(key, value) of what the methods of `cls` store into or add to each `self.` attribute: a constant
+        key of an item store or `update`, `...` for a list's `append`/`extend`/`insert`; None for a fill
+        whose key or value is not known."""
+        fills: dict[str, list] = {}
+        for node in self.ctx.index.within(cls, ast.Attribute):
+            if not is_self_attribute(node):
+                continue
+            parent = self.scopes.parent(node)
+            fill = _container_fill(parent, self.scopes.parent(parent)) if parent is not None else ()
+            if fill != ():
+                fills.setdefault(node.attr, []).extend(fill if isinstance(fill, list) else [fill])
+        return fills
+
     def _class_attribute(self, cls: ast.ClassDef, attribute: str, seen: frozenset = frozenset()) -> list | None:
         """What the methods of `cls` assign to `self.<attribute>`; when they assign nothing, what a base
         class of this file does (`self.softmax` set by the base's `__init__`)."""
@@ -630,3 +664,45 @@ class ReachingDefinitions:
         bases = [classes.get(b.id) for b in cls.bases if isinstance(b, ast.Name)]
         inherited = [self._class_attribute(b, attribute, seen | {cls}) for b in bases if b is not None and b not in seen and b is not cls]
         return next((i for i in inherited if i is not None), None)
+
+
+CONTAINER_READS = frozenset({"get", "keys", "values", "items", "copy", "pop", "popitem", "clear", "remove", "index", "count"})
+
+
+def _literal_items(assigned: list[ast.AST]) -> list[tuple[str | type(...), ast.AST] | None]:
+    """(key, value) of each item of the literals assigned to a container (`...` as a list's keys); None
+    for a value that is no such literal (`None` holds nothing)."""
+    found: list = []
+    for value in assigned:
+        if isinstance(value, ast.Constant) and value.value is None:
+            continue
+        if isinstance(value, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys):
+            found += [(k.value, v) for k, v in zip(value.keys, value.values)]
+        elif isinstance(value, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in value.elts):
+            found += [(..., e) for e in value.elts]
+        else:
+            found.append(None)
+    return found
+
+
+def _container_fill(parent: ast.AST, grandparent: ast.AST | None):
+    """What a use of a container (the `value` of `parent`) stores into it: a (key, value) pair, a list of
+    them, None for an unknown fill, `()` for a use that adds nothing (a read, an assignment of it)."""
+    if isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store):
+        stored = isinstance(grandparent, ast.Assign) and parent in grandparent.targets
+        key = parent.slice.value if isinstance(parent.slice, ast.Constant) and isinstance(parent.slice.value, str) else None
+        return (key, grandparent.value) if stored and key is not None else None
+    if not (isinstance(parent, ast.Attribute) and isinstance(grandparent, ast.Call) and grandparent.func is parent):
+        return ()
+    args = grandparent.args
+    if parent.attr == "append" and len(args) == 1:
+        return (..., args[0])
+    if parent.attr == "insert" and len(args) == 2:
+        return (..., args[1])
+    if parent.attr == "extend" and len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
+        return [(..., e) for e in args[0].elts] if not any(isinstance(e, ast.Starred) for e in args[0].elts) else None
+    if parent.attr == "update" and not grandparent.keywords and len(args) == 1 and isinstance(args[0], ast.Dict):
+        return _literal_items([args[0]])
+    if parent.attr == "update" and not args and all(k.arg for k in grandparent.keywords):
+        return [(k.arg, k.value) for k in grandparent.keywords]
+    return () if parent.attr in CONTAINER_READS else None

@@ -423,6 +423,7 @@ class ValueKinds(ReachingDefinitions):
         self._arms_of: dict[ast.If, list[list[ast.stmt]]] = {}  # `_arms`'s answers
         self._chain_tops: dict[ast.If, ast.If] = {}  # `_elif_chain_top`'s answers
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        self._attribute_items: dict[ast.ClassDef, dict[str, dict]] = {}  # `_held_items`' fills, by class
         self._added: dict[tuple[ast.AST | None, str], list[ast.Call]] | None = None
         self._changed: dict[tuple[ast.AST | None, str], list[ast.AST]] | None = None
         self._filled_names: dict[tuple[ast.AST | None, str], list] | None = None
@@ -458,6 +459,8 @@ class ValueKinds(ReachingDefinitions):
         index = _constant_index(expr.slice) if isinstance(expr, ast.Subscript) else None
         if index is None and isinstance(expr, ast.Subscript) and not selects_values(expr):
             index = expr.slice.value if isinstance(expr.slice, ast.Constant) else ...  # `out["probs"]`; `outs[name]`: any item
+        if isinstance(index, str) and is_self_attribute(expr.value) and (held := self.held_items(expr.value, index)):
+            return self._one_of(held, depth, binding)  # `self.outputs["probs"]`, stored by another method
         if index is not None or isinstance(expr, ast.Subscript):
             inner = self._value(expr.value, depth + 1, binding)  # `x[:, a]`, `x[mask]`: a tensor's values
             if index == "logits" and _library_output(inner):  # `model(**batch)["logits"]`
@@ -607,6 +610,7 @@ class ValueKinds(ReachingDefinitions):
         if isinstance(collection, ast.Tuple):
             return _mixed([self.value(element, depth + 1, binding) for element in collection.elts], stacked=True)
         items = self.listed_items(collection) if isinstance(collection, ast.Name) else None
+        items = self.held_items(collection, ...) or None if is_self_attribute(collection) else items  # `self.preds`
         if items is not None and not any(isinstance(item, ast.Starred) for item in items):
             return _mixed([self.value(item, depth + 1, binding) for item in items], stacked=True)
         return self.value(collection, depth, binding)
@@ -693,7 +697,7 @@ class ValueKinds(ReachingDefinitions):
         if first is not None and (name in ORDER_KEEPING_FUNCTIONS or (len(call.args) == 1 and self._passing_layer(func, name, binding, ORDER_KEEPING_LAYERS))):
             inner = self._value(first, depth + 1, binding)  # `self.pool(F.relu(h))`: still a ReLU output's zeros
             return inner if inner is PENDING or (isinstance(inner, Made) and inner.kind in ORDER_KINDS) else None
-        fields = self._record_fields(call, name)
+        fields = self.record_fields(call, name)
         if fields is not None:  # `SequenceClassifierOutput(logits=scores)`, `dict(logits=z)`: its fields' values by name
             return Packed(tuple(self.value(v, depth + 1, binding) for v in fields.values()), tuple(fields))
         if name is None and isinstance(func, ast.Call):
@@ -727,7 +731,7 @@ class ValueKinds(ReachingDefinitions):
             return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
         return callee if callee is None or callee is PENDING else Called(callee, call)
 
-    def _record_fields(self, call: ast.Call, name: str | None) -> dict[str, ast.AST] | None:
+    def record_fields(self, call: ast.Call, name: str | None) -> dict[str, ast.AST] | None:
         """Field name -> value of a call that builds a record: keywords only, of `dict`, `SimpleNamespace` or a
         transformers output class (`...Output`); positional arguments too, in field order, of a dataclass or
         `NamedTuple` class of the file. None for any other call, or a `**` splat."""
@@ -737,15 +741,12 @@ class ValueKinds(ReachingDefinitions):
         builtin = isinstance(call.func, ast.Name) and call.func.id == "dict" and "dict" not in self.scopes.bound_anywhere()
         if builtin or name in RECORD_CLASSES or (name or "").startswith("transformers.") and name.endswith("Output"):
             return keywords if keywords and not call.args else None
-        names = self._record_names(call.func)
-        if names is None or len(call.args) > len(names) or any(k not in names for k in keywords):
-            return None
-        return {**dict(zip(names, call.args)), **keywords} or None
+        return record_arguments(self._record_names(call.func), call)
 
     def _changed_record(self, value: ast.AST, name: ast.Name) -> bool:
-        """Is `value`, bound to `name`, a record (`_record_fields`) whose fields its scope stores to?"""
+        """Is `value`, bound to `name`, a record (`record_fields`) whose fields its scope stores to?"""
         key = (self.scopes.enclosing_scope(name), name.id)
-        record = isinstance(value, ast.Call) and self._record_fields(value, self.ctx.qualified_name(value.func)) is not None
+        record = isinstance(value, ast.Call) and self.record_fields(value, self.ctx.qualified_name(value.func)) is not None
         return record and bool(self._fills.get(key) or self._changes.get(key))
 
     def _record_names(self, func: ast.AST) -> list[str] | None:
@@ -1416,6 +1417,15 @@ def record_fields(ctx, cls: ast.ClassDef) -> list[str] | None:
     if "dataclasses.dataclass" not in decorators and "typing.NamedTuple" not in [ctx.qualified_name(b) for b in cls.bases]:
         return None
     return [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+
+
+def record_arguments(names: list[str] | None, call: ast.Call) -> dict[str, ast.AST] | None:
+    """Field name -> value of a call that builds a record whose fields are `names`, in order (positional
+    arguments in field order, keywords by name); None when they do not fit, or for a `**` splat."""
+    keywords = {k.arg: k.value for k in call.keywords}
+    if names is None or None in keywords or len(call.args) > len(names) or any(k not in names for k in keywords):
+        return None
+    return {**dict(zip(names, call.args)), **keywords} or None
 
 
 def makes_task_model(name: str) -> bool:
