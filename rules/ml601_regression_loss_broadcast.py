@@ -139,7 +139,8 @@ class RegressionLossBroadcast(Rule):
         self.report(node, message, fix, related=shapes.sites[passed[0]] if passed else call_sites(site))
 
     def _is_regression_loss(self, call: ast.Call) -> bool:
-        if len(call.args) + len(call.keywords) < 2 and not any(k.arg is None for k in call.keywords):
+        spread = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+        if len(call.args) + len(call.keywords) < 2 and not spread:
             return False
         if called_name(call.func) in FUNCTION_NAMES and self.ctx.qualified_name(call.func) is not None:
             return self.ctx.qualified_name(call.func) in REGRESSION_FUNCTIONS

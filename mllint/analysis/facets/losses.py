@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
-from mllint.analysis.syntax.names import call_argument, called_name, dict_entries, is_self_attribute
+from mllint.analysis.syntax.names import call_argument, called_name, is_self_attribute
 from mllint.analysis.objects.call_sites import built, chosen_note, getattr_names, made_classes, makers, possible_constants, replaced_by_call, table_item, under
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import binding_constants, call_constants, fold, stored_names
@@ -210,13 +210,9 @@ class LossCalls:
         return any(replaced_by_call(self.ctx, built(self.ctx, c.func, binding)) for c in calls)
 
     def _prediction(self, call: ast.Call) -> ast.AST | None:
-        """The input argument: at its place, as `input=`, or an entry of the dict `**kwargs` is bound to
-        (`kw = {"input": out, "target": y}; loss_fn(**kw)`)."""
-        found = call_argument(call, 0, "input")
-        for unpacked in (k.value for k in call.keywords if k.arg is None and found is None and isinstance(k.value, ast.Name)):
-            dicts = self.ctx.analysis(ValueKinds).reaching_values(unpacked)
-            found = dict_entries(dicts[0]).get("input") if dicts and len(dicts) == 1 else None
-        return found
+        """The input argument: at its place, as `input=`, or through a `*pair` or `**kwargs` of a literal
+        (`kw = {"input": out, "target": y}; loss_fn(**kw)`, `criterion(*(out, y))`)."""
+        return self.ctx.analysis(ValueKinds).passed_argument(call, 0, "input")
 
     def _loss_object(self, func: ast.AST, binding) -> str | None:
         """The loss every object `func` may be computes (`criterion = build_criterion(cfg).to(device)`,

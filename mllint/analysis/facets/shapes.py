@@ -115,11 +115,19 @@ class Shapes:
         return self.bindings.get(self.ctx.scopes.enclosing_function(expr))
 
     def argument(self, call: ast.Call, position: int, keyword: str) -> tuple[ast.AST | None, object | None]:
-        """The argument of `call` at `position` or `keyword` and its value; through `**inputs` of a dict
-        the analysis knows (then with no node of its own)."""
+        """The argument of `call` at `position` or `keyword` and its value; through `*pair` of a tuple or
+        `**inputs` of a dict the analysis knows (then with no node of its own)."""
         node = call_argument(call, position, keyword)
         if node is not None:
             return node, self.value(node)
+        spread: list[tuple[ast.AST | None, object | None]] = []
+        for argument in call.args:
+            items = self.value(argument.value) if isinstance(argument, ast.Starred) else None
+            if isinstance(argument, ast.Starred) and not isinstance(items, Items):
+                break  # how many it spreads is not known: no later position is
+            spread += [(None, v) for v in items.values] if items is not None else [(argument, self.value(argument))]
+            if len(spread) > position:
+                return spread[position]
         for unpacked in (k.value for k in call.keywords if k.arg is None):
             fields = self.value(unpacked)
             if isinstance(fields, Fields) and fields.get(keyword) is not None:

@@ -701,7 +701,7 @@ class Objects:
             return frozenset({Obj("made", target, ctx=self.ctx)})
         path = _path_in(self.ctx.scopes, target)
         if isinstance(value, _Iterated) and path is not None:
-            value, path = _dict_items(value, path)
+            value, path = _item_source(self.ctx, value, path)
         if path is None:
             return frozenset({Obj("made", target, ctx=self.ctx)})
         found = self._eval(value, depth) if not path else self._unpacked(value, path, depth)
@@ -1497,13 +1497,20 @@ class _Iterated(ast.expr):
         self.iterable = iterable
 
 
-def _dict_items(value: "_Iterated", path: list) -> tuple["_Iterated", list]:
-    """A loop over a dict's values (`for m in metrics.values()`, `for k, m in metrics.items()`) as a loop
-    over its items: (what is iterated, where the name is in one item)."""
+def _item_source(ctx, value: "_Iterated", path: list) -> tuple["_Iterated", list]:
+    """A loop over a dict's values (`for m in metrics.values()`, `for k, m in metrics.items()`), over `zip`
+    of iterables (`for head, crit in zip(heads, losses)`) or over `enumerate` as a loop over the items of
+    the one iterable the name takes its item from: (what is iterated, where the name is in one item)."""
     call = value.iterable
     method = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not call.args else None
     if (method == "values" and path == []) or (method == "items" and path[:1] == [1]):
         return _Iterated(call.func.value), path[1:]
+    builtin = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and ctx.qualified_name(call.func) is None else None
+    plain = builtin in ("zip", "enumerate") and not call.keywords and not any(isinstance(a, ast.Starred) for a in call.args)
+    if plain and builtin == "zip" and path and isinstance(path[0], int) and path[0] < len(call.args):
+        return _Iterated(call.args[path[0]]), path[1:]
+    if plain and builtin == "enumerate" and len(call.args) == 1 and path[:1] == [1]:
+        return _Iterated(call.args[0]), path[1:]
     return value, path
 
 

@@ -10,7 +10,7 @@ import ast
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from mllint.analysis.syntax.names import is_self_attribute, reference_key
+from mllint.analysis.syntax.names import call_argument, dict_entries, is_self_attribute, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.syntax.tree import assignment_targets, position
 
@@ -318,6 +318,31 @@ class ReachingDefinitions:
             return None
         listed = self.listed_layers(name, name)
         return [i for i in listed[0] if i is not None] or None if listed is not None else None
+
+    def passed_argument(self, call: ast.Call, position: int, keyword: str) -> ast.AST | None:
+        """The argument a call passes at `position` or as `keyword=` (`call_argument`), also as an element of
+        a `*pair` or an entry of a `**kwargs` whose name one tuple, list or dict literal reaches
+        (`pair = (out, y); criterion(*pair)`, `kw = {"input": out}; loss_fn(**kw)`)."""
+        found = call_argument(call, position, keyword)
+        if found is not None:
+            return found
+        spread: list[ast.AST] = []
+        for argument in call.args[: position + 1]:
+            listed = self._one_literal(argument.value, ast.Tuple | ast.List) if isinstance(argument, ast.Starred) else None
+            if isinstance(argument, ast.Starred) and (listed is None or any(isinstance(e, ast.Starred) for e in listed.elts)):
+                break  # how many it spreads is not known: no later position is
+            spread += listed.elts if listed is not None else [argument]
+        else:
+            spread += call.args[position + 1 :] if len(spread) <= position else []
+        if len(spread) > position and not any(isinstance(a, ast.Starred) for a in spread[: position + 1]):
+            return spread[position]
+        splats = (self._one_literal(k.value, ast.Dict | ast.Call) for k in call.keywords if k.arg is None)
+        return next((entry for d in splats if d is not None and (entry := dict_entries(d).get(keyword)) is not None), None)
+
+    def _one_literal(self, expr: ast.AST, kinds: type) -> ast.AST | None:
+        """`expr` itself when it is a literal of `kinds`, or the one such literal a name it is reaches."""
+        values = self.reaching_values(expr) if isinstance(expr, ast.Name) else [expr]
+        return values[0] if values and len(values) == 1 and isinstance(values[0], kinds) else None
 
     def bound_method(self, func: ast.AST) -> ast.Attribute | None:
         """`opt.zero_grad` for `clear` bound by `clear = opt.zero_grad` on every way to where it is called:
