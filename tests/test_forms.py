@@ -15,7 +15,6 @@ from mllint.analysis.program import project as project_cache
 TRAINER_VALUES = "a value passed to `__init__` and read as `self.x` by a method of an instance built once is not followed"
 BUILDER = "the objects a builder of another module returns in a tuple, unpacked, are not followed for this fact"
 PARAMS = "a loop moved to another module, given the module's objects as arguments by its caller: not followed for this fact"
-DICT = "an object kept in a dict literal and read by constant key is not followed for this fact"
 ALIAS = "an object built as `built_x`, moved (`built_x = built_x.to(device)`) and read as `x = built_x` is not followed for this fact"
 FRESH_HELD = "an optimizer made in each iteration, read through a dict entry or an alias, is not seen as fresh"
 PARAMS_GAINED = "a callee moved to another module: its mode effects are no longer seen at the caller's call"
@@ -28,7 +27,6 @@ KNOWN = {
     ("config_nested/segment.py", "builder", "lost", "ML103"): BUILDER,
     ("loop_carried/multitask.py", "params", "lost", "ML101"): PARAMS,
     ("ml12_objects/text_model.py", "alias", "lost", "ML101"): ALIAS,
-    ("ml4_transferred_facts/gan.py", "alias", "lost", "ML207"): ALIAS,
     ("losses_registry_keys/masked_nodes.py", "params", "lost", "ML101"): PARAMS,
     ("models_registry_tables/classifier.py", "builder", "lost", "ML101"): KEPT_LAYER,
     ("models_registry_tables/classifier.py", "params", "lost", "ML101"): KEPT_LAYER,
@@ -41,8 +39,6 @@ KNOWN = {
     ("ml4_longtail/lazy_ok.py", "alias", "gained", "ML407"): LAZY_ALIAS,
     ("ml4_missed_parts/train_aliases.py", "builder", "lost", "ML417"): BUILDER,
     ("ml4_rewrapped_lists/trainer.py", "trainer", "lost", "ML404"): TRAINER_VALUES,
-    ("ml4_transferred_facts/gan.py", "builder", "lost", "ML207"): BUILDER,
-    ("ml4_transferred_facts/gan.py", "dict", "lost", "ML207"): DICT,
     ("ml6_projects/rollout_returns/run.py", "params", "lost", "ML601"): PARAMS,
     ("ml6_projects/rollout_returns/run.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("ml6_shape_sources/mlp_builder.py", "trainer", "lost", "ML601"): TRAINER_VALUES,

@@ -967,11 +967,16 @@ class GradientFlow:
         return self._made_module(func)
 
     def _made_module(self, func: ast.AST) -> State:
-        """GRAPH when every object a name may be, as the objects layer follows it (a builder of another
-        module returning `smp.Unet(...)` or `nn.Conv2d(...)`), is made by a module constructor."""
-        made = self.ctx.analysis(Objects).made(func) if isinstance(func, ast.Name) else None
+        """GRAPH when every object a name or a container's item may be, as the objects layer follows it (a
+        builder of another module returning `smp.Unet(...)` or `nn.Conv2d(...)`), is made by a module
+        constructor; NONE when every one is a torch.nn loss or module without parameters (`losses["bce"]`
+        of `losses = {"bce": nn.BCEWithLogitsLoss()}`)."""
+        made = self.ctx.analysis(Objects).made(func) if isinstance(func, ast.Name | ast.Subscript) else None
         if made and all(home.analysis(GradientFlow)._is_module_constructor(call) for home, call in made):
             return State.GRAPH
+        classes = {canonical_class(home.qualified_name(call.func)) for home, call in made or ()}
+        if classes and all(_is_module_class(c) and (c.endswith("Loss") or c in PARAMETERLESS) for c in classes):
+            return State.NONE
         return State.UNKNOWN
 
     def _family_method(self, func: ast.Attribute) -> bool:
