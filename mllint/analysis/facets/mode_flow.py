@@ -741,6 +741,10 @@ class Flow:
                 mode = Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN
                 return frozenset({Fact(mode, value, value, value)})
             return self._built_elsewhere(value, value) or unknown
+        if isinstance(value, ast.IfExp):  # `ema if use_ema else model`: either arm, unless the constants decide
+            decided = fold(value.test, self.constants) if self.constants else None
+            arms = [value.body, value.orelse] if decided is None else [value.body if decided else value.orelse]
+            return frozenset().union(*(self._value_facts(arm, state, returned) for arm in arms))
         key = self.key(value)
         if key is None and isinstance(value, ast.Subscript):  # `parts["model"]` of a dict a builder returns
             return self._built_elsewhere(value, value) or unknown

@@ -449,6 +449,8 @@ class Modes(CallSiteUses):
         if key is None and isinstance(expr, ast.Subscript):  # `models["student"]`: the object an item is
             key = self.objects.key(expr, scope)
             key = key if key is not None and key.startswith("@") else None
+        if key is None and isinstance(expr, (ast.IfExp, ast.BoolOp)):  # `model.module if wrapped else model`: either arm
+            key = self.objects.key(expr, scope)
         if key is None and isinstance(expr, ast.Call):  # `unwrap(model)`: what a helper returns of what it is passed
             found = self.objects.points_to(expr)
             passed_back = found and not any(o.node is expr or o.site is expr for o in found)  # (not a copy it makes)

@@ -1600,6 +1600,12 @@ def _made_at(obj: Obj, site: ast.AST) -> Obj:
     return Obj(obj.kind, obj.node, obj.name, obj.base, site, obj.ctx)
 
 
+def either(key: str) -> list[str]:
+    """The keys of the objects a key of several (`Objects.key`: `@{ema_model,model}`) stands for; a key of
+    one object alone."""
+    return key[2:-1].split(",") if key.startswith("@{") else [key]
+
+
 def union(*sets: frozenset | None) -> frozenset | None:
     """The union of may-sets; None (unknown) when one of them is."""
     if any(s is None for s in sets):
