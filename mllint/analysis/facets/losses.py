@@ -341,7 +341,10 @@ class LossCalls:
         "out_act", "sigmoid")]` then `act()`), as the constants its key may be tell (`made_classes`)."""
         home, constructor = made
         values = home.analysis(ValueKinds)
-        last = values.output_constructor(constructor) or (self._configured_last(view, home, constructor) or (None, None))[1]
+        last = values.output_constructor(constructor)
+        if last is None:  # the last layer of a list a builder fills, in the module that fills it
+            home, last = self._configured_last(view, home, constructor) or (home, None)
+            values = home.analysis(ValueKinds)
         chosen = last is not None and values.layer_class(last) is None  # a class the module's own code does not tell
         written = home.qualified_name(last.func) if isinstance(last, ast.Call) else None  # `nn.Sigmoid()` itself
         classes = made_classes(home, last, self.ctx) if chosen else {written} if written and written.startswith("torch.") else None
