@@ -16,7 +16,7 @@ from mllint.analysis.facets.mode_facts import (
 )  # fmt: skip
 from mllint.analysis.objects.call_sites import built, substituted, under
 from mllint.analysis.objects.instances import Instances
-from mllint.analysis.objects.points_to import NONE, Obj, either, union
+from mllint.analysis.objects.points_to import NONE, Obj, either, joined, union
 from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.syntax.names import reference_key
 
@@ -86,7 +86,8 @@ class CallSiteUses:
 
 
     def _holds_parameter(self, name: ast.Name, scope: ast.AST) -> bool:
-        """May a local name be a parameter of `scope`, or its `.module` (`net = model.module if wrapped else model`)?"""
+        """May a local name be a parameter of `scope`, or its `.module` (`net = model.module if wrapped else
+        model`, `getattr(model, "module", model)`)?"""
         found = self.objects.points_to(name) if name.id in self.scopes.local_bindings(scope) else None
         return bool(found) and any(obj.root().kind == "parameter" and obj.root().node is scope for obj in found)
 
@@ -114,7 +115,8 @@ class CallSiteUses:
             return True
         referencing = {
             node.targets[0].id for node in self.call_graph().bindings_of.get(scope, ()) if isinstance(node, ast.Assign)
-            and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and _refers(node.value)
+            and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and (reference_key(node.value) is not None or self._holds_parameter(node.targets[0], scope))
         }  # fmt: skip
         return bool(heads & referencing)
 
@@ -163,11 +165,10 @@ class CallSiteUses:
         None when the call site is not in another module, is in a test (which exercises modes on purpose,
         often on mocks), or passes no receiver there."""
         if len(either(key)) > 1:  # `m = ema_model if use_ema else model`: what the call site passes for either
-            found = [self._passed(binding, k) for k in either(key)]
-            if None in found or len({f[1] for f in found}) != 1:
+            found = [self._passed(binding, k) for k in either(key) if not _passes_none(binding, k)]
+            if not found or None in found or len({f[1] for f in found}) != 1:
                 return None
-            keys = sorted({f[3] for f in found})
-            return (*found[0][:3], keys[0] if len(keys) == 1 else "@{" + ",".join(keys) + "}", frozenset().union(*(f[4] for f in found)))
+            return (*found[0][:3], joined(f[3] for f in found), frozenset().union(*(f[4] for f in found)))
         head, dot, rest = key.partition(".")
         if head.startswith("@"):
             return self._passed_to_instance(binding, head, dot + rest)
@@ -262,12 +263,11 @@ class CallSiteUses:
             return False  # a parameter no call site tells: unknown
         return not any(obj in _chain(other) or other in _chain(obj) for obj in models - {NONE} for other in trained)
 
-def _refers(value: ast.AST) -> bool:
-    """Is an assigned value a receiver (`model`, `self.model`), or a choice between receivers
-    (`model.module if wrapped else model`)?"""
-    if isinstance(value, ast.IfExp):
-        return _refers(value.body) and _refers(value.orelse)
-    return reference_key(value) is not None
+def _passes_none(binding: Binding, key: str) -> bool:
+    """Does the call site pass `None` for the parameter `key` heads, or leave it to a `None` default
+    (`ema=None`)? No model reaches the function there."""
+    passed = binding.argument(key.partition(".")[0])
+    return passed is not None and isinstance(passed[1], ast.Constant) and passed[1].value is None
 
 
 def _chain(obj: Obj) -> set[Obj]:

@@ -752,7 +752,8 @@ class Flow:
                 library = library_model(self.modes.ctx, value)
                 mode = Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN
                 return frozenset({Fact(mode, value, value, value)})
-            return self._built_elsewhere(value, value) or unknown
+            given = self.key(value)  # `getattr(model, "module", model)`, `unwrap(model)`: an object it is given
+            return self._built_elsewhere(value, value) or (lookup(state, given) if given is not None else unknown)
         if isinstance(value, ast.IfExp):  # `ema if use_ema else model`: either arm, unless the constants decide
             decided = fold(value.test, self.constants) if self.constants else None
             arms = [value.body, value.orelse] if decided is None else [value.body if decided else value.orelse]
