@@ -18,7 +18,7 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, is_self_attribute
-from mllint.analysis.objects.call_sites import built, chosen_note, getattr_names, made_classes, makers, possible_constants, replaced_by_call, table_item, under
+from mllint.analysis.objects.call_sites import built, chosen_note, decided, getattr_names, made_classes, makers, possible_constants, replaced_by_call, table_item, under
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import binding_constants, call_constants, fold, stored_names
 from mllint.analysis.objects.points_to import Objects
@@ -27,6 +27,7 @@ from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.folding import runs_under
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, own_method
+from mllint.analysis.values.library_classifiers import is_library_model
 from mllint.analysis.values.values import (
     FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, SEQUENTIAL, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
     ValueKinds, canonical_class, selects_values, tensor_method,
@@ -280,7 +281,8 @@ class LossCalls:
                 origins.append(self._own_output(call) if own else None)
                 continue
             if isinstance(call.func, ast.Name) and values.changed_before(call.func, call):
-                return None  # `model.classifier.add_module("act", nn.Sigmoid())`: not what its class makes
+                origins.append(self._replaced_head_output(view, call, binding))  # `model.classifier = make_head(n)`
+                continue  # (`model.classifier.add_module("act", nn.Sigmoid())`: not what its class makes)
             made = built(self.ctx, call.func, binding)
             if made is None and binding is not None:  # the loss set by a setter's call, the model by `__init__`'s
                 made = next((m for m, b in makers(self.ctx, call.func) if b is not None and b.function is not binding.function), None)
@@ -335,7 +337,10 @@ class LossCalls:
         "out_act", "sigmoid")]` then `act()`), as the constants its key may be tell (`made_classes`)."""
         home, constructor = made
         values = home.analysis(ValueKinds)
-        last = values.output_constructor(constructor) or (self._configured_last(view, home, constructor) or (None, None))[1]
+        last = values.output_constructor(constructor)
+        if last is None:  # the last layer of a list a builder fills, in the module that fills it
+            home, last = self._configured_last(view, home, constructor) or (home, None)
+            values = home.analysis(ValueKinds)
         chosen = last is not None and values.layer_class(last) is None  # a class the module's own code does not tell
         written = home.qualified_name(last.func) if isinstance(last, ast.Call) else None  # `nn.Sigmoid()` itself
         classes = made_classes(home, last, self.ctx) if chosen else {written} if written and written.startswith("torch.") else None
@@ -347,6 +352,18 @@ class LossCalls:
             return Origin(kinds.pop(), call, Source("", "", line))
         summary = view.summary(home.module.name) if home.module is not None else None
         return Origin(kinds.pop(), call, Source("", *view.line_of(summary, line))) if summary is not None else None
+
+    def _replaced_head_output(self, view: ProjectView, call: ast.Call, binding) -> Origin | None:
+        """The output of a library classifier whose head the code replaces (`ValueKinds.replacing_head`) with
+        a torch module built elsewhere (`model.classifier = make_head(n)`, its layers filled by a helper): what
+        that module outputs (`_chosen_layer_output`); None for any other change."""
+        head = self.ctx.analysis(ValueKinds).replacing_head(call.func)
+        model = built(self.ctx, call.func, binding) if head is not None else None
+        library = bool(model) and all(is_library_model(_class_name(*made) or "") for made in model)
+        made = built(self.ctx, head, binding) if library else None
+        if not made or len(made) != 1 or not (_class_name(*made[0]) or "").startswith("torch."):
+            return None
+        return self._chosen_layer_output(view, made[0], call)
 
     def _chosen_own_layer(self, view: ProjectView, name: str, call: ast.Call) -> Origin | None:
         """The output of a project model whose `forward` returns what a layer it keeps makes (`return
@@ -384,13 +401,22 @@ class LossCalls:
             home, layer = built[0], returned[0] if len(returned) == 1 and isinstance(returned[0], ast.Call) else None
         if layer is None or canonical_class(home.qualified_name(layer.func)) != SEQUENTIAL:
             return None
+        listed = layer.args[0].value if len(layer.args) == 1 and isinstance(layer.args[0], ast.Starred) else None
+        lister = view.function(home.qualified_name(listed.func) or "") if isinstance(listed, ast.Call) else None
+        if lister is not None:  # `nn.Sequential(*make_layers(d, kind))`: the list a helper fills and returns
+            returned = function_returns(lister[1]) or []
+            home, listed = lister[0], returned[0] if len(returned) == 1 and isinstance(returned[0], ast.Name) else None
+        if not isinstance(listed, ast.Name):
+            return None
 
         def decide(test: ast.AST) -> bool | None:
             found = possible_constants(home, test, self.ctx)
+            if not found and isinstance(branch := home.scopes.parent(test), ast.If):
+                return decided(home, branch, self.ctx)  # `if kind == "cls":`, `kind` a constant at every call site
             truths = {bool(v) for v in found} if found else set()
             return truths.pop() if len(truths) == 1 else None
 
-        last = home.analysis(ValueKinds).last_listed_deciding(layer, decide)
+        last = home.analysis(ValueKinds).last_listed_deciding(listed, decide)
         return (home, last) if isinstance(last, ast.Call) else None
 
     def called_classes(self, call: ast.Call) -> Iterator[tuple[frozenset[str | None], object]]:

@@ -16,7 +16,7 @@ from mllint.analysis.facets.mode_facts import (
 )  # fmt: skip
 from mllint.analysis.objects.call_sites import built, substituted, under
 from mllint.analysis.objects.instances import Instances
-from mllint.analysis.objects.points_to import NONE, Obj, union
+from mllint.analysis.objects.points_to import NONE, Obj, either, joined, union
 from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.syntax.names import reference_key
 
@@ -61,7 +61,7 @@ class CallSiteUses:
         uses = self.summary(scope, 0, flags).uses if flags else self.flow(scope).uses
         return [
             use for use in uses
-            if all(f.mode is Mode.ENTRY for f in use.facts) and use.key.split(".")[0] in names
+            if all(f.mode is Mode.ENTRY for f in use.facts) and all(k.split(".")[0] in names for k in either(use.key))
             and wanted(use.call, dict(use.constants))
         ]  # fmt: skip
 
@@ -77,13 +77,19 @@ class CallSiteUses:
         where a rule wants it, or pass one to a function of this file?"""
         for call in self.ctx.index.within(scope, ast.Call):
             func = called_receiver(call)
-            if isinstance(func, ast.Name) and func.id in parameters and wanted(call):
+            if isinstance(func, ast.Name) and (func.id in parameters or self._holds_parameter(func, scope)) and wanted(call):
                 return True
             if isinstance(call.func, ast.Name) and call.func.id in self.functions:
                 if any(isinstance(a, ast.Name) and a.id in parameters for a in call.args):
                     return True
         return False
 
+
+    def _holds_parameter(self, name: ast.Name, scope: ast.AST) -> bool:
+        """May a local name be a parameter of `scope`, or its `.module` (`net = model.module if wrapped else
+        model`, `getattr(model, "module", model)`)?"""
+        found = self.objects.points_to(name) if name.id in self.scopes.local_bindings(scope) else None
+        return bool(found) and any(obj.root().kind == "parameter" and obj.root().node is scope for obj in found)
 
     def _calls_held_parameters(self, scope: ast.AST, wanted: Callable[[ast.AST], bool]) -> set[str]:
         """The keys of the parameters (of `__init__`, a setter) that the attributes a method calls hold
@@ -109,7 +115,8 @@ class CallSiteUses:
             return True
         referencing = {
             node.targets[0].id for node in self.call_graph().bindings_of.get(scope, ()) if isinstance(node, ast.Assign)
-            and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and reference_key(node.value) is not None
+            and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and (reference_key(node.value) is not None or self._holds_parameter(node.targets[0], scope))
         }  # fmt: skip
         return bool(heads & referencing)
 
@@ -157,6 +164,11 @@ class CallSiteUses:
         there, its facts just before the call) for the receiver `key` of the function `binding` calls;
         None when the call site is not in another module, is in a test (which exercises modes on purpose,
         often on mocks), or passes no receiver there."""
+        if len(either(key)) > 1:  # `m = ema_model if use_ema else model`: what the call site passes for either
+            found = [self._passed(binding, k) for k in either(key) if not _passes_none(binding, k)]
+            if not found or None in found or len({f[1] for f in found}) != 1:
+                return None
+            return (*found[0][:3], joined(f[3] for f in found), frozenset().union(*(f[4] for f in found)))
         head, dot, rest = key.partition(".")
         if head.startswith("@"):
             return self._passed_to_instance(binding, head, dot + rest)
@@ -250,6 +262,13 @@ class CallSiteUses:
         if not models or not trained or any(p.kind == "parameter" for obj in {*models, *trained} for p in _chain(obj)):
             return False  # a parameter no call site tells: unknown
         return not any(obj in _chain(other) or other in _chain(obj) for obj in models - {NONE} for other in trained)
+
+def _passes_none(binding: Binding, key: str) -> bool:
+    """Does the call site pass `None` for the parameter `key` heads, or leave it to a `None` default
+    (`ema=None`)? No model reaches the function there."""
+    passed = binding.argument(key.partition(".")[0])
+    return passed is not None and isinstance(passed[1], ast.Constant) and passed[1].value is None
+
 
 def _chain(obj: Obj) -> set[Obj]:
     """An object and what it is an attribute of (`model.fc` is a part of `model`)."""

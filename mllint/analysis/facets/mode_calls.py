@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from mllint.analysis.facets.mode_facts import BUILTIN_NAMES, FUNCTIONS, SAME_MODULE, strip_same_module
 from mllint.analysis.syntax.tree import assignment_targets
 
+ITEM_READS = ("items", "values", "get")  # methods of a container of models that hand its models out
+
 @dataclass
 class CallGraph:
     """What `Modes` needs of the file before any flow: who calls which function of the file, where modes
@@ -72,8 +74,9 @@ def build_call_graph(modes) -> CallGraph:
         elif not isinstance(node, ast.Return) and any(isinstance(t, ast.Attribute) for t in assignment_targets(node)):
             graph.handing_out.add(scope)  # `modes.model = model`: what the class's other methods see
         named = isinstance(node, ast.Return) or all(isinstance(t, ast.Name) or _names_only(t) for t in assignment_targets(node))
-        call = strip_same_module(node.value) if named and node.value is not None else None
-        if call is not None:
+        value = node.value if named else None
+        held = value.values if isinstance(value, ast.Dict) else value.elts if isinstance(value, ast.List) else [value]
+        for call in filter(None, map(strip_same_module, held)):  # `models = {"a": Net(), "b": Net()}`: each
             graph.built.append((node, scope, call))
     with_model_calls = closure(set(graph.model_calls_of), graph.callers)
     graph.calling_model_helpers = {caller for helper in with_model_calls for caller in graph.callers.get(helper, ())}
@@ -121,7 +124,7 @@ def read_as_model(modes, names: set[str]) -> set[str]:
 
 def surely_not_run(modes, name: ast.Name) -> bool:
     parent = modes.scopes.parent(name)
-    if not isinstance(parent, ast.Attribute) or parent.attr in ("forward", "module", "train", "eval", *SAME_MODULE):
+    if not isinstance(parent, ast.Attribute) or parent.attr in ("forward", "module", "train", "eval", *SAME_MODULE, *ITEM_READS):
         return False
     holder = modes.scopes.parent(parent)
     method_call = isinstance(holder, ast.Call) and holder.func is parent

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from mllint.analysis.syntax.names import reference_key
 from mllint.analysis.objects.constants import fold
+from mllint.analysis.objects.points_to import either, joined
 from mllint.analysis.values.values import RETURNS_RECEIVER
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import child_nodes
@@ -281,7 +282,11 @@ def is_getattr(node: ast.AST) -> bool:
 
 def translate_key(callee_key: str, mapping: dict[str, str | None]) -> str | None:
     """The caller's key for a callee's: its head mapped (a parameter, `self`, a parameter of `__init__` an
-    instance built at the call's site was passed), an object's own key as it is."""
+    instance built at the call's site was passed), an object's own key as it is; a key of several
+    objects (`points_to.joined`) when each of them translates."""
+    if len(either(callee_key)) > 1:
+        parts = [translate_key(key, mapping) for key in either(callee_key)]
+        return None if None in parts else joined(parts)
     head, dot, rest = callee_key.partition(".")
     target = mapping.get(head)
     if head.startswith("@") and target is None:  # an object's own key, unless a construction passed it

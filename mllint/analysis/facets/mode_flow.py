@@ -17,7 +17,7 @@ from mllint.analysis.facets.mode_facts import (
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.objects.constants import call_constants, fold, unrolled
 from mllint.analysis.objects.instances import Instances
-from mllint.analysis.objects.points_to import NONE
+from mllint.analysis.objects.points_to import NONE, either
 from mllint.analysis.program.hierarchy import inherited_method, made_runner
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes
@@ -272,21 +272,21 @@ class Flow:
         if items is not None:
             return self._unroll(node, items, state)
         if not isinstance(node, ast.While):
-            state = self._expression(node.iter, state)
-            state = self._bind(node.target, frozenset({Fact(Mode.UNKNOWN)}), state)
+            state = self._bind_iterated(node.target, self._expression(node.iter, state))
         head = state
         for _ in range(MAX_ROUNDS):
             self._loops.append(Targets(node))
             entry = self._expression(node.test, head) if isinstance(node, ast.While) else head
             end = self._block(node.body, entry)
             targets = self._loops.pop()
-            new_head = join([head, end, *targets.continues])
+            rounds = join([end, *targets.continues])
+            new_head = join([head, rounds])
             if new_head == head:
                 break
             head = new_head
         forever = isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and bool(node.test.value)
         normal_exit = None if forever else self._block(node.orelse, head)
-        return self._set_through_target(node, join([normal_exit, *targets.breaks]))
+        return self._set_through_target(node, join([normal_exit, *targets.breaks]), rounds)
 
     def _restored(self, test: ast.AST, body: State | None, orelse: State | None) -> State | None:
         """`if was_training: m.train()` after `was_training = m.training`: the arms are correlated with the
@@ -319,17 +319,29 @@ class Flow:
         self.constants = outer
         return join([self._block(node.orelse, state) if state is not None else None, *breaks])
 
-    def _set_through_target(self, loop: ast.AST, state: State | None) -> State | None:
+    def _bind_iterated(self, target: ast.AST, state: State) -> State:
+        """A loop variable is, each round, one of the objects the objects layer says it may be: it has their
+        facts joined when the flow holds them all (`for name, m in models.items()` over models built here),
+        unknown facts else."""
+        for variable in target.elts if isinstance(target, ast.Tuple) else [target]:
+            key = self.key(variable)
+            held = [state[k] for k in either(key) if k in state] if key is not None else []
+            whole = held and len(held) == len(either(key))
+            state = self._bind(variable, frozenset().union(*held) if whole else frozenset({Fact(Mode.UNKNOWN)}), state)
+        return state
+
+    def _set_through_target(self, loop: ast.AST, state: State | None, rounds: State | None) -> State | None:
         """`for net in (generator, discriminator): net.train()`, `for name, m in models.items(): m.eval()`:
-        the models listed, or the objects the loop variable is one of, take the modes it was given."""
-        if state is None or not isinstance(loop, (ast.For, ast.AsyncFor)):
+        the models listed, or the objects the loop variable is one of, take the modes it was given by the
+        end of its round (`rounds`: the state the rounds end in)."""
+        if state is None or rounds is None or not isinstance(loop, (ast.For, ast.AsyncFor)):
             return state
         variables = loop.target.elts if isinstance(loop.target, ast.Tuple) else [loop.target]
         for target in filter(None, map(self.key, variables)):
             if isinstance(loop.iter, (ast.List, ast.Tuple, ast.Set)) and loop.target in variables:
                 keys = [self.key(element) for element in loop.iter.elts]
-            elif target.startswith("@{"):  # the objects layer's union: each of them in turn
-                keys = target[2:-1].split(",")
+            elif len(either(target)) > 1:  # the objects layer's union: each of them in turn
+                keys = either(target)
             else:
                 continue
             if any(
@@ -337,7 +349,7 @@ class Flow:
                 for call in own_calls(loop)
             ):
                 for key in filter(None, keys):
-                    state = self._set(state, key, lookup(state, target))
+                    state = self._set(state, key, lookup(rounds, target))
         return state
 
     def _bind(self, target: ast.AST, facts: frozenset, state: State) -> State:
@@ -740,7 +752,12 @@ class Flow:
                 library = library_model(self.modes.ctx, value)
                 mode = Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN
                 return frozenset({Fact(mode, value, value, value)})
-            return self._built_elsewhere(value, value) or unknown
+            given = self.key(value)  # `getattr(model, "module", model)`, `unwrap(model)`: an object it is given
+            return self._built_elsewhere(value, value) or (lookup(state, given) if given is not None else unknown)
+        if isinstance(value, ast.IfExp):  # `ema if use_ema else model`: either arm, unless the constants decide
+            decided = fold(value.test, self.constants) if self.constants else None
+            arms = [value.body, value.orelse] if decided is None else [value.body if decided else value.orelse]
+            return frozenset().union(*(self._value_facts(arm, state, returned) for arm in arms))
         key = self.key(value)
         if key is None and isinstance(value, ast.Subscript):  # `parts["model"]` of a dict a builder returns
             return self._built_elsewhere(value, value) or unknown

@@ -218,6 +218,9 @@ class Modes(CallSiteUses):
                 listed = node.iter.elts if isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)) else None
                 if listed is not None and {receiver_head(n) for n in (node.target, *listed)} & names:
                     return True
+                variables = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
+                if any(receiver_head(v) in names and self._made_module(v) for v in variables):
+                    return True  # `for name, m in models.items()` over models built here
             elif node in assigned and _not_a_receiver(node.value) and {receiver_head(t) for t in bound_receivers(node)} & names:
                 unpacked = isinstance(node.value, ast.Call) and any(
                     isinstance(t, (ast.Tuple, ast.List)) for t in assignment_targets(node)
@@ -235,7 +238,7 @@ class Modes(CallSiteUses):
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and isinstance(value.value, ast.Name | ast.Call):
             # `parts["model"]` of `parts = build_components(cfg)`, `build(cfg)["model"]`: an item of what a function returns
             returned = self.ctx.analysis(ValueKinds).reaching_values(value.value) or [] if isinstance(value.value, ast.Name) else [value.value]
-            return any(isinstance(v, ast.Call) and self._may_give_a_mode(v) for v in returned)
+            return any(isinstance(v, ast.Call) and self._may_give_a_mode(v) for v in returned) or self._made_module(value)
         while isinstance(value, ast.Call):
             func = value.func
             if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
@@ -249,6 +252,12 @@ class Modes(CallSiteUses):
             else:
                 return self.builds_module(value) or self.may_build_elsewhere(value)
         return reference_key(value) is not None
+
+    def _made_module(self, expr: ast.AST) -> bool:
+        """May `expr` be a module the file builds, as the objects layer follows it (`models["a"]` of `models
+        = {"a": Net(), ...}`, a loop variable over them)?"""
+        made = self.objects.made(expr)
+        return bool(made) and any(ctx is self.ctx and self.builds_module(call) for ctx, call in made)
 
     def _passes_receivers(self, call: ast.Call) -> bool:
         """Does the call pass a receiver (`model`, `self.model`) that is not an imported name?"""
@@ -449,6 +458,8 @@ class Modes(CallSiteUses):
         if key is None and isinstance(expr, ast.Subscript):  # `models["student"]`: the object an item is
             key = self.objects.key(expr, scope)
             key = key if key is not None and key.startswith("@") else None
+        if key is None and isinstance(expr, (ast.IfExp, ast.BoolOp)):  # `model.module if wrapped else model`: either arm
+            key = self.objects.key(expr, scope)
         if key is None and isinstance(expr, ast.Call):  # `unwrap(model)`: what a helper returns of what it is passed
             found = self.objects.points_to(expr)
             passed_back = found and not any(o.node is expr or o.site is expr for o in found)  # (not a copy it makes)

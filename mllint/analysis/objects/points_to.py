@@ -174,7 +174,7 @@ class Objects:
         keys = {self._key(obj, scope) for obj in found}
         if None in keys:
             return None
-        return keys.pop() if len(keys) == 1 else "@{" + ",".join(sorted(keys)) + "}"
+        return joined(keys)
 
     def _key(self, obj: Obj, scope: ast.AST | None) -> str | None:
         if obj.kind == "parameter" and obj.node is scope:
@@ -1093,9 +1093,10 @@ class Objects:
         receiver = self._fluent_receiver(func, depth) if isinstance(func, ast.Attribute) else None
         if receiver is not None:
             return receiver
-        named = _constant(call.args[1]) if isinstance(func, ast.Name) and func.id == "getattr" and len(call.args) == 2 else None
+        named = _constant(call.args[1]) if isinstance(func, ast.Name) and func.id == "getattr" and len(call.args) in (2, 3) else None
         if isinstance(named, str) and self.ctx.qualified_name(func) in (None, "getattr", "builtins.getattr"):
-            return self._attribute(ast.copy_location(ast.Attribute(value=call.args[0], attr=named, ctx=ast.Load()), call), depth)
+            read = self._attribute(ast.copy_location(ast.Attribute(value=call.args[0], attr=named, ctx=ast.Load()), call), depth)
+            return union(read, *(self._eval(default, depth) for default in call.args[2:]))  # `getattr(model, "module", model)`
         if isinstance(func, ast.Attribute) and func.attr in KEYED_READS and 1 <= len(call.args) <= 2 and _constant(call.args[0]) is not None:
             return self._keyed_read(func.value, call.args, depth)
         handed = self.handed_back(call)
@@ -1605,6 +1606,17 @@ def _made_at(obj: Obj, site: ast.AST) -> Obj:
     if obj.kind != "made" or obj.site is not None or obj.ctx.scopes.enclosing_function(obj.node) is None:
         return obj
     return Obj(obj.kind, obj.node, obj.name, obj.base, site, obj.ctx)
+
+
+def joined(keys) -> str:
+    """One key for what may be any of the objects `keys` name (`@{ema_model,model}`); `either` reads it."""
+    keys = sorted({part for key in keys for part in either(key)})
+    return keys[0] if len(keys) == 1 else "@{" + ",".join(keys) + "}"
+
+
+def either(key: str) -> list[str]:
+    """The keys of the objects a key of several (`joined`) stands for; a key of one object alone."""
+    return key[2:-1].split(",") if key.startswith("@{") else [key]
 
 
 def union(*sets: frozenset | None) -> frozenset | None:

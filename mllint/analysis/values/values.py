@@ -849,11 +849,20 @@ class ValueKinds(ReachingDefinitions):
 
     def _replaced_head(self, use: ast.Name | ast.Attribute, model: "Called", depth: int, binding) -> Value | None:
         """A library classifier (`torchvision.models.resnet18()`, `timm.create_model(...)`) whose last layer
-        the code replaces (`model.fc = nn.Sequential(nn.Linear(512, 3), nn.Sigmoid())`): a chain ending in
-        that layer. For a name, its last change before `use` on its path; for a `self.` attribute, its one
-        change in the class. None for anything else."""
+        the code replaces (`replacing_head`) with a layer (`model.fc = nn.Sequential(nn.Linear(512, 3),
+        nn.Sigmoid())`) or with a module a function or class of the project builds (`model.classifier =
+        make_head(n)`): a chain ending in that layer. None for anything else."""
         if not (isinstance(model.callee, Ref) and is_library_model(model.callee.name)):
             return None
+        head = self.replacing_head(use)
+        layer = self._value(head, depth + 1, binding) if head is not None else None
+        built = isinstance(layer, Called) and isinstance(layer.callee, Ref)
+        return Chained(layer) if (isinstance(layer, Made) and layer.layer) or built else None
+
+    def replacing_head(self, use: ast.Name | ast.Attribute) -> ast.AST | None:
+        """What the code assigns to the classifier head of the model `use` reads (`model.fc = ...`): for a
+        name, its last change before `use` on its path; for a `self.` attribute, its one change in the
+        class. None when that is not one such assignment."""
         if isinstance(use, ast.Name):
             changes = [c for c in self._changes.get((self.scopes.enclosing_scope(use), use.id), ()) if position(c) < position(use)]
             heads = changes[-1:] if changes and self.same_path(changes[-1], use) else []
@@ -864,8 +873,7 @@ class ValueKinds(ReachingDefinitions):
         keys = [[reference_key(t) for t in h.targets] for h in heads if isinstance(h, ast.Assign)]
         if len(heads) != 1 or keys[:1] not in ([[f"{reference_key(use)}.{h}"]] for h in CLASSIFIER_HEADS):
             return None
-        layer = self._value(heads[0].value, depth + 1, binding)
-        return Chained(layer) if isinstance(layer, Made) and layer.layer else None
+        return heads[0].value
 
     def _added_last(self, module: ast.Name, call: ast.Call) -> Value | None:
         """The output of a module whose last change before `call`, on every path, adds an activation layer
@@ -1168,14 +1176,12 @@ class ValueKinds(ReachingDefinitions):
             return None
         return last.args[-1] if self._runs_by_default(last, constructor, last.args[-1]) else None
 
-    def last_listed_deciding(self, constructor: ast.Call, decide: Callable[[ast.AST], bool | None]) -> ast.AST | None:
-        """The last layer of `nn.Sequential(*layers)` as `_last_listed` tells, the tests of the `if`s around its
-        fills settled by `decide` (the constants the call sites pass: `if cfg.get("prob_out", False):
-        layers.append(nn.Softmax(-1))`); None when not known."""
-        args = constructor.args
-        if len(args) != 1 or not isinstance(args[0], ast.Starred):
-            return None
-        return self._last_listed(args[0].value, constructor, decide=decide)
+    def last_listed_deciding(self, listed: ast.Name, decide: Callable[[ast.AST], bool | None]) -> ast.AST | None:
+        """The last layer of the list `listed` names where it is read (`nn.Sequential(*layers)`, `return
+        layers`) as `_last_listed` tells, the tests of the `if`s around its fills settled by `decide` (the
+        constants the call sites pass: `if cfg.get("prob_out", False): layers.append(nn.Softmax(-1))`); None
+        when not known."""
+        return self._last_listed(listed, listed, decide=decide)
 
     def _last_listed(self, listed: ast.AST, constructor: ast.Call, dropped: int = 0, decide=None) -> ast.AST | None:
         """The last item of the list `nn.Sequential(*layers)` unpacks: the one the last statement before the
