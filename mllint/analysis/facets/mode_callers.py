@@ -94,7 +94,7 @@ class CallSiteUses:
         found = set()
         for call in self.ctx.index.within(scope, ast.Call):
             func = called_receiver(call)
-            if isinstance(func, ast.Attribute) and reference_key(func) is not None and wanted(call):
+            if reference_key(func) is not None and wanted(call):
                 held = self.objects.points_to(func)
                 if held and all(obj.kind == "parameter" for obj in held):
                     found |= {obj.key() for obj in held}
@@ -189,16 +189,22 @@ class CallSiteUses:
         named = [] if cls is None else [(f, p.arg) for f in cls.body if isinstance(f, FUNCTIONS) for p in parameters(f) if self.objects.parameter(f, p.arg).key() == parameter]
         instances = caller.analysis(Instances)
         instance = instances.built(site.func.value) if named else None
-        argument = _bound(caller, instances.binding(instance, site), *named[0]) if instance is not None else None
+        bound = _bound(caller, instances.binding(instance, site), *named[0]) if instance is not None else None
+        argument, held = bound or (None, None)
         scope = caller.scopes.enclosing_function(site) or caller.tree
         if argument is None or (caller.scopes.enclosing_function(argument) or caller.tree) is not scope:
             return None
         modes = self.of_module(caller)
         flow = modes.flow(scope)
-        key = modes.key(argument, scope)
+        # A model built in the construction's call (`Trainer(Net())`) has no key there: the caller's flow keeps
+        # what the instance's methods do to it by the key of the parameter holding it, as it keeps it in a file.
+        key = modes.key(argument, scope) or (held if isinstance(argument, ast.Call) else None)
         if key is None or site not in flow.before:
             return None
-        return caller, site, scope, key + rest, lookup(flow.before[site], key + rest)
+        facts = lookup(flow.before[site], key + rest)
+        if key == held and not rest and common_built(facts) is None:  # what it is: the construction passed
+            facts = frozenset(Fact(f.mode, f.site, f.origin, f.built or argument) for f in facts)
+        return caller, site, scope, key + rest, facts
 
 
     def frozen_at_call_sites(self, use: Use) -> bool:
@@ -260,11 +266,14 @@ def _chain(obj: Obj) -> set[Obj]:
     return found
 
 
-def _bound(caller, binding, function: ast.AST, parameter: str) -> ast.AST | None:
+def _bound(caller, binding, function: ast.AST, parameter: str) -> tuple[ast.AST, str] | None:
     """What `caller` passes for a parameter of a class's `function` to an instance (its `Instances.binding`),
-    whose module it may read in a tree of its own (the function told by name and line)."""
+    whose module it may read in a tree of its own (the function told by name and line), with the object key
+    of that parameter in that tree."""
     while binding is not None and (binding.function.name, binding.function.lineno) != (function.name, function.lineno):
         binding = binding.also
     passed = binding.argument(parameter) if binding is not None else None
-    return passed[1] if passed is not None and passed[0] is caller and not passed[2].annotated else None
+    if passed is None or passed[0] is not caller or passed[2].annotated:
+        return None
+    return passed[1], Obj("parameter", binding.function, parameter, ctx=binding.ctx).key()
 
