@@ -843,7 +843,7 @@ class TrainingLoops:
         if isinstance(call.func, ast.Attribute) and call.func.attr in GRADIENT_READERS:
             return []
         callee = m.resolver.resolve(call, at, reexported=True) or self._method_callee(m, call)
-        alternatives = self._alternatives(m, call) if callee is None else []
+        alternatives = self._alternatives(m, call) if callee is None or is_self_attribute(call.func) else []
         if alternatives:  # one class's method or another's: each under an arm of its own, as a `match`'s cases
             return [
                 e for i, alternative in enumerate(alternatives)

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from mllint.analysis.objects.constants import binding_constants
 from mllint.analysis.program.callers import Binding, Callers, call_sites
+from mllint.analysis.program.hierarchy import lineage
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.facets.mode_facts import (
     FUNCTIONS, LIBRARY_HOOKS, Fact, Mode, Use, called_receiver, common_built, is_test_path, lookup,
@@ -18,7 +19,7 @@ from mllint.analysis.objects.call_sites import built, substituted, under
 from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.points_to import NONE, Obj, union
 from mllint.analysis.objects.steps import stepped_optimizer
-from mllint.analysis.syntax.names import reference_key
+from mllint.analysis.syntax.names import is_self_attribute, reference_key
 
 
 class CallSiteUses:
@@ -185,8 +186,13 @@ class CallSiteUses:
         caller, site = binding.caller, binding.call
         if caller is None or caller is self.ctx or is_test_path(binding.path) or not isinstance(site.func, ast.Attribute):
             return None
-        cls = self.scopes.enclosing_class(binding.function)
-        named = [] if cls is None else [(f, p.arg) for f in cls.body if isinstance(f, FUNCTIONS) for p in parameters(f) if self.objects.parameter(f, p.arg).key() == parameter]
+        if is_self_attribute(site.func):  # `self.validate()` in a base's template method
+            return self._passed_to_self(binding, parameter, rest)
+        cls = binding.ctx.scopes.enclosing_class(binding.function)
+        named = [] if cls is None else [
+            (f, p.arg) for home, own in lineage(binding.ctx, cls, self.view) for f in own.body if isinstance(f, FUNCTIONS)
+            for p in parameters(f) if Obj("parameter", f, p.arg).key() == parameter
+        ]  # fmt: skip
         instances = caller.analysis(Instances)
         instance = instances.built(site.func.value) if named else None
         bound = _bound(caller, instances.binding(instance, site), *named[0]) if instance is not None else None
@@ -206,6 +212,26 @@ class CallSiteUses:
             facts = frozenset(Fact(f.mode, f.site, f.origin, f.built or argument) for f in facts)
         return caller, site, scope, key + rest, facts
 
+
+    def _passed_to_self(self, binding: Binding, parameter: str, rest: str):
+        """`_passed_to_instance` for a method a base's template method calls on `self` (`self.validate()` in
+        `BaseTrainer.fit`, run by a subclass's override): the facts the template method's flow has just
+        before the call, with the model the instance's construction passed, where the template method's
+        call sites agree on it."""
+        caller, site = binding.caller, binding.call
+        method = caller.scopes.enclosing_function(site)
+        modes = self.of_module(caller)
+        flow = modes.flow(method) if method is not None else None
+        if flow is None or site not in flow.before:
+            return None
+        facts = lookup(flow.before[site], parameter + rest)
+        if common_built(facts) is None and not rest:
+            outer = [self._passed_to_instance(b, parameter, rest) for b in self.ctx.analysis(Callers).bindings_in(caller, method)]
+            built = {(found[0], common_built(found[4])) for found in outer if found is not None}
+            if len(built) == 1 and None not in (made := built.pop()):
+                modes.homes[made[1]] = made[0]
+                facts = frozenset(Fact(f.mode, f.site, f.origin, f.built or made[1]) for f in facts)
+        return caller, site, method, parameter + rest, facts
 
     def frozen_at_call_sites(self, use: Use) -> bool:
         """Is the model of a use one the function gets from its callers (a parameter, or an attribute of
