@@ -179,12 +179,13 @@ class CallSiteUses:
         return caller, site, scope, key, lookup(flow.before[site], key)
 
 
-    def _passed_to_instance(self, binding: Binding, parameter: str, rest: str):
+    def _passed_to_instance(self, binding: Binding, parameter: str, rest: str, built_here: bool = False):
         """`_passed` for the receiver a parameter of `__init__` (or a setter) stands for in a method called on
         an instance built in the caller's module (`trainer.score(loader)` with `trainer = Trainer(model)`):
-        what was passed for it there (`objects.instances`), with its facts just before the method's call."""
+        what was passed for it there (`objects.instances`), with its facts just before the method's call
+        (`built_here`: also at a call site in the linted file, for what was built there)."""
         caller, site = binding.caller, binding.call
-        if caller is None or caller is self.ctx or is_test_path(binding.path) or not isinstance(site.func, ast.Attribute):
+        if caller is None or (caller is self.ctx and not built_here) or is_test_path(binding.path) or not isinstance(site.func, ast.Attribute):
             return None
         if is_self_attribute(site.func):  # `self.validate()` in a base's template method
             return self._passed_to_self(binding, parameter, rest)
@@ -208,8 +209,12 @@ class CallSiteUses:
         if key is None or site not in flow.before:
             return None
         facts = lookup(flow.before[site], key + rest)
-        if key == held and not rest and common_built(facts) is None:  # what it is: the construction passed
-            facts = frozenset(Fact(f.mode, f.site, f.origin, f.built or argument) for f in facts)
+        if key == held and not rest:  # the construction passed: untouched since, the model is as it built it
+            new = modes.builds_module(argument)
+            facts = frozenset(
+                Fact(Mode.TRAIN, argument, argument, argument) if f.mode is Mode.ENTRY and new else Fact(f.mode, f.site, f.origin, f.built or argument)
+                for f in facts
+            )  # fmt: skip
         return caller, site, scope, key + rest, facts
 
 
@@ -217,7 +222,7 @@ class CallSiteUses:
         """`_passed_to_instance` for a method a base's template method calls on `self` (`self.validate()` in
         `BaseTrainer.fit`, run by a subclass's override): the facts the template method's flow has just
         before the call, with the model the instance's construction passed, where the template method's
-        call sites agree on it."""
+        call sites that run the override (on an instance of its class) agree on it."""
         caller, site = binding.caller, binding.call
         method = caller.scopes.enclosing_function(site)
         modes = self.of_module(caller)
@@ -226,12 +231,23 @@ class CallSiteUses:
             return None
         facts = lookup(flow.before[site], parameter + rest)
         if common_built(facts) is None and not rest:
-            outer = [self._passed_to_instance(b, parameter, rest) for b in self.ctx.analysis(Callers).bindings_in(caller, method)]
+            override = (binding.ctx, binding.ctx.scopes.enclosing_class(binding.function))
+            sites = [b for b in self.ctx.analysis(Callers).bindings_in(caller, method) if self._runs_on(b, *override)]
+            outer = [self._passed_to_instance(b, parameter, rest, built_here=True) for b in sites]
             built = {(found[0], common_built(found[4])) for found in outer if found is not None}
             if len(built) == 1 and None not in (made := built.pop()):
                 modes.homes[made[1]] = made[0]
                 facts = frozenset(Fact(f.mode, f.site, f.origin, f.built or made[1]) for f in facts)
         return caller, site, method, parameter + rest, facts
+
+    def _runs_on(self, binding: Binding, home, cls: ast.ClassDef | None) -> bool:
+        """Is the method `binding` calls called on an instance built in its caller's module of `cls` (of the
+        module `home`) or of a class derived from it?"""
+        receiver = binding.call.func.value if binding.call is not None and isinstance(binding.call.func, ast.Attribute) else None
+        instance = binding.caller.analysis(Instances).built(receiver) if receiver is not None and binding.caller is not None else None
+        found = self.objects.class_of(instance) if instance is not None and cls is not None else None
+        place = (home.module.name if home.module else None, cls.name) if cls is not None else None
+        return found is not None and any((c.module.name if c.module else None, k.name) == place for c, k in lineage(*found, self.view))
 
     def frozen_at_call_sites(self, use: Use) -> bool:
         """Is the model of a use one the function gets from its callers (a parameter, or an attribute of
