@@ -88,6 +88,7 @@ def dispatched_methods(ctx, cls: ast.ClassDef, name: str, view: object = None, c
     of the project's subclasses of it (that run `caller` as `cls` defines it: one overriding it runs its own),
     the method it has or inherits, unless missing or abstract; one per distinct method."""
     methods = {}
+    caller = caller if isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) else None  # (not a lambda)
     for home, derived in self_classes(ctx, cls, view):
         if caller is not None and derived is not cls and _place(inherited_method(home, derived, caller.name, view)) != _place((ctx, caller)):
             continue  # the subclass overrides the template method itself
