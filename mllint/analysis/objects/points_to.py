@@ -130,6 +130,7 @@ class Objects:
         self._names: dict[tuple[ast.AST, str], frozenset | None] = {}
         self._exprs: dict[ast.AST, frozenset | None] = {}
         self._fields: dict[tuple[Obj, str], frozenset | None] = {}
+        self._stored: dict[ast.ClassDef, frozenset[str]] = {}  # class -> the attribute names its body stores
         self._written: dict[tuple[Obj, str], frozenset | None] = {}
         self._nesting = 0
         self._bindings: dict[ast.AST, dict[str, list[tuple[ast.AST, ast.AST]]]] = {}
@@ -828,6 +829,12 @@ class Objects:
         for target, value in written:
             found = union(found, self._bound(target, value, depth))
         return self._passed_back(base.node, found, depth) if instance is not None and base.kind == "made" else found
+
+    def stored_attributes(self, cls: ast.ClassDef) -> frozenset[str]:
+        """The attribute names a class of this module stores anywhere in its body (`x.name = ...`), once per class."""
+        if cls not in self._stored:
+            self._stored[cls] = frozenset(n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store))
+        return self._stored[cls]
 
     def _writes_of(self, base: Obj, attribute: str, depth: int) -> list[tuple[ast.AST, ast.AST]]:
         """(target, value) of the file's writes of `attribute` on `base` (`self.model = model`)."""
