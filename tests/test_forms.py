@@ -48,7 +48,6 @@ KNOWN = {
     ("sites_accelerate_accumulation/trainer.py", "builder", "lost", "ML202"): BUILDER,
     ("shapes_closure_numbers/run.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("sites_module_scope/rebound_modes.py", "params", "lost", "ML303"): PARAMS,
-    ("values_mode_helpers/trainer.py", "params", "lost", "ML302"): PARAMS,
 }
 SAMPLE = 3
 

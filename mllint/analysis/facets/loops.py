@@ -44,7 +44,7 @@ from mllint.analysis.facets.gradients import requires_grad
 from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
-from mllint.analysis.syntax.tree import child_nodes, own_method
+from mllint.analysis.syntax.tree import child_nodes, module_statements, own_method
 from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
 from mllint.findings import Related
 
@@ -695,6 +695,10 @@ class TrainingLoops:
             if (summary := self.project.class_summary(qualified)) is not None:  # its own module and its bases'
                 bases = [summary[0].name, *self.project.base_modules(qualified)]
                 found |= {m for m in bases if m != self.project.own_name and _calls_backward(self.project.index, m)}
+        if self._project_calls_backward:  # a template method's `self.train_step(batch)`: a subclass's override
+            own = [f"{self.project.own_name}.{cls.name}" for cls in module_statements(self.ctx.tree) if isinstance(cls, ast.ClassDef)]
+            derived = {s.rpartition(".")[0] for qualified in own for s in self.project.subclasses(qualified)}
+            found |= {m for m in derived if m != self.project.own_name and _calls_backward(self.project.index, m)}
         return found
 
     @cached_property
@@ -839,7 +843,7 @@ class TrainingLoops:
         if isinstance(call.func, ast.Attribute) and call.func.attr in GRADIENT_READERS:
             return []
         callee = m.resolver.resolve(call, at, reexported=True) or self._method_callee(m, call)
-        alternatives = self._alternatives(m, call) if callee is None else []
+        alternatives = self._alternatives(m, call) if callee is None or is_self_attribute(call.func) else []
         if alternatives:  # one class's method or another's: each under an arm of its own, as a `match`'s cases
             return [
                 e for i, alternative in enumerate(alternatives)

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from mllint.analysis.objects.constants import binding_constants
 from mllint.analysis.program.callers import Binding, Callers, call_sites
+from mllint.analysis.program.hierarchy import lineage
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.facets.mode_facts import (
     FUNCTIONS, LIBRARY_HOOKS, Fact, Mode, Use, called_receiver, common_built, is_test_path, lookup,
@@ -18,7 +19,7 @@ from mllint.analysis.objects.call_sites import built, substituted, under
 from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.points_to import NONE, Obj, either, joined, union
 from mllint.analysis.objects.steps import stepped_optimizer
-from mllint.analysis.syntax.names import reference_key
+from mllint.analysis.syntax.names import is_self_attribute, reference_key
 
 
 class CallSiteUses:
@@ -100,7 +101,7 @@ class CallSiteUses:
         found = set()
         for call in self.ctx.index.within(scope, ast.Call):
             func = called_receiver(call)
-            if isinstance(func, ast.Attribute) and reference_key(func) is not None and wanted(call):
+            if reference_key(func) is not None and wanted(call):
                 held = self.objects.points_to(func)
                 if held and all(obj.kind == "parameter" for obj in held):
                     found |= {obj.key() for obj in held}
@@ -190,28 +191,75 @@ class CallSiteUses:
         return caller, site, scope, key, lookup(flow.before[site], key)
 
 
-    def _passed_to_instance(self, binding: Binding, parameter: str, rest: str):
+    def _passed_to_instance(self, binding: Binding, parameter: str, rest: str, built_here: bool = False):
         """`_passed` for the receiver a parameter of `__init__` (or a setter) stands for in a method called on
         an instance built in the caller's module (`trainer.score(loader)` with `trainer = Trainer(model)`):
-        what was passed for it there (`objects.instances`), with its facts just before the method's call."""
+        what was passed for it there (`objects.instances`), with its facts just before the method's call
+        (`built_here`: also at a call site in the linted file, for what was built there)."""
         caller, site = binding.caller, binding.call
-        if caller is None or caller is self.ctx or is_test_path(binding.path) or not isinstance(site.func, ast.Attribute):
+        if caller is None or (caller is self.ctx and not built_here) or is_test_path(binding.path) or not isinstance(site.func, ast.Attribute):
             return None
-        cls = self.scopes.enclosing_class(binding.function)
-        named = [] if cls is None else [(f, p.arg) for f in cls.body if isinstance(f, FUNCTIONS) for p in parameters(f) if self.objects.parameter(f, p.arg).key() == parameter]
+        if is_self_attribute(site.func):  # `self.validate()` in a base's template method
+            return self._passed_to_self(binding, parameter, rest)
+        cls = binding.ctx.scopes.enclosing_class(binding.function)
+        named = [] if cls is None else [
+            (f, p.arg) for home, own in lineage(binding.ctx, cls, self.view) for f in own.body if isinstance(f, FUNCTIONS)
+            for p in parameters(f) if Obj("parameter", f, p.arg).key() == parameter
+        ]  # fmt: skip
         instances = caller.analysis(Instances)
         instance = instances.built(site.func.value) if named else None
-        argument = _bound(caller, instances.binding(instance, site), *named[0]) if instance is not None else None
+        bound = _bound(caller, instances.binding(instance, site), *named[0]) if instance is not None else None
+        argument, held = bound or (None, None)
         scope = caller.scopes.enclosing_function(site) or caller.tree
         if argument is None or (caller.scopes.enclosing_function(argument) or caller.tree) is not scope:
             return None
         modes = self.of_module(caller)
         flow = modes.flow(scope)
-        key = modes.key(argument, scope)
+        # A model built in the construction's call (`Trainer(Net())`) has no key there: the caller's flow keeps
+        # what the instance's methods do to it by the key of the parameter holding it, as it keeps it in a file.
+        key = modes.key(argument, scope) or (held if isinstance(argument, ast.Call) else None)
         if key is None or site not in flow.before:
             return None
-        return caller, site, scope, key + rest, lookup(flow.before[site], key + rest)
+        facts = lookup(flow.before[site], key + rest)
+        if key == held and not rest:  # the construction passed: untouched since, the model is as it built it
+            new = modes.builds_module(argument)
+            facts = frozenset(
+                Fact(Mode.TRAIN, argument, argument, argument) if f.mode is Mode.ENTRY and new else Fact(f.mode, f.site, f.origin, f.built or argument)
+                for f in facts
+            )  # fmt: skip
+        return caller, site, scope, key + rest, facts
 
+
+    def _passed_to_self(self, binding: Binding, parameter: str, rest: str):
+        """`_passed_to_instance` for a method a base's template method calls on `self` (`self.validate()` in
+        `BaseTrainer.fit`, run by a subclass's override): the facts the template method's flow has just
+        before the call, with the model the instance's construction passed, where the template method's
+        call sites that run the override (on an instance of its class) agree on it."""
+        caller, site = binding.caller, binding.call
+        method = caller.scopes.enclosing_function(site)
+        modes = self.of_module(caller)
+        flow = modes.flow(method) if method is not None else None
+        if flow is None or site not in flow.before:
+            return None
+        facts = lookup(flow.before[site], parameter + rest)
+        if common_built(facts) is None and not rest:
+            override = (binding.ctx, binding.ctx.scopes.enclosing_class(binding.function))
+            sites = [b for b in self.ctx.analysis(Callers).bindings_in(caller, method) if self._runs_on(b, *override)]
+            outer = [self._passed_to_instance(b, parameter, rest, built_here=True) for b in sites]
+            built = {(found[0], common_built(found[4])) for found in outer if found is not None}
+            if len(built) == 1 and None not in (made := built.pop()):
+                modes.homes[made[1]] = made[0]
+                facts = frozenset(Fact(f.mode, f.site, f.origin, f.built or made[1]) for f in facts)
+        return caller, site, method, parameter + rest, facts
+
+    def _runs_on(self, binding: Binding, home, cls: ast.ClassDef | None) -> bool:
+        """Is the method `binding` calls called on an instance built in its caller's module of `cls` (of the
+        module `home`) or of a class derived from it?"""
+        receiver = binding.call.func.value if binding.call is not None and isinstance(binding.call.func, ast.Attribute) else None
+        instance = binding.caller.analysis(Instances).built(receiver) if receiver is not None and binding.caller is not None else None
+        found = self.objects.class_of(instance) if instance is not None and cls is not None else None
+        place = (home.module.name if home.module else None, cls.name) if cls is not None else None
+        return found is not None and any((c.module.name if c.module else None, k.name) == place for c, k in lineage(*found, self.view))
 
     def frozen_at_call_sites(self, use: Use) -> bool:
         """Is the model of a use one the function gets from its callers (a parameter, or an attribute of
@@ -279,11 +327,14 @@ def _chain(obj: Obj) -> set[Obj]:
     return found
 
 
-def _bound(caller, binding, function: ast.AST, parameter: str) -> ast.AST | None:
+def _bound(caller, binding, function: ast.AST, parameter: str) -> tuple[ast.AST, str] | None:
     """What `caller` passes for a parameter of a class's `function` to an instance (its `Instances.binding`),
-    whose module it may read in a tree of its own (the function told by name and line)."""
+    whose module it may read in a tree of its own (the function told by name and line), with the object key
+    of that parameter in that tree."""
     while binding is not None and (binding.function.name, binding.function.lineno) != (function.name, function.lineno):
         binding = binding.also
     passed = binding.argument(parameter) if binding is not None else None
-    return passed[1] if passed is not None and passed[0] is caller and not passed[2].annotated else None
+    if passed is None or passed[0] is not caller or passed[2].annotated:
+        return None
+    return passed[1], Obj("parameter", binding.function, parameter, ctx=binding.ctx).key()
 

@@ -18,7 +18,7 @@ from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.objects.constants import call_constants, fold, unrolled
 from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.points_to import NONE, either
-from mllint.analysis.program.hierarchy import inherited_method, made_runner
+from mllint.analysis.program.hierarchy import dispatched_method, dispatched_methods, inherited_method, made_runner
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes
 from mllint.analysis.facets.layers import CONTAINERS
@@ -547,8 +547,9 @@ class Flow:
             return self._unknown_arguments(call, state)
         if owner != self.self_name and self._mode_keeping_runner(call.func.value):
             return state  # `accelerator.accumulate(model)`, `fabric.backward(loss)`: the runner never switches modes
-        if owner == self.self_name and self._method(method) is not None:
-            return self._follow(call, self._method(method), owner, state)
+        dispatched = self._dispatched(method) if owner == self.self_name else []
+        if dispatched:  # `self.validate()`: the class's method, and each override a subclass running this one has
+            return join(self._follow(call, function, owner, state, home if home is not self.ctx else None) for home, function in dispatched)
         if owner != self.self_name and method in self.modes.wrapper_methods:
             return self._follow(call, self.modes.wrapper_methods[method], owner, state)
         if owner == self.self_name and method in self.modes.attributes(self.modes.scopes.parent(self.scope)):
@@ -573,7 +574,8 @@ class Flow:
         called on its instance (`self.eval(...)` in a trainer, `trainer.train()`)."""
         if owner == self.self_name:
             cls = self.modes.scopes.parent(self.scope)
-            return self._method(method) if cls not in self.modes.module_classes else None
+            found = self._method(method) if cls not in self.modes.module_classes else None
+            return found[1] if found is not None and found[0] is self.ctx else None
         found = self.modes.objects.points_to(call.func.value)
         classes = {self.modes.objects.instance_class(obj) for obj in found or ()}
         if len(classes) != 1 or None in classes or classes & set(self.modes.module_classes):
@@ -581,11 +583,16 @@ class Flow:
         found = inherited_method(self.ctx, classes.pop(), method)
         return found[1] if found is not None else None
 
-    def _method(self, name: str) -> ast.AST | None:
-        """The method `name` of the analysed method's class or of its base classes in this file."""
+    def _method(self, name: str) -> tuple[object, ast.AST] | None:
+        """The method `self.name(...)` runs in the analysed method (`hierarchy.dispatched_method`: its class's or
+        a base's, or the one override of the project's subclasses when that is abstract), with its module's context."""
         cls = self.modes.scopes.parent(self.scope)
-        found = inherited_method(self.ctx, cls, name) if isinstance(cls, ast.ClassDef) else None
-        return found[1] if found is not None else None
+        return dispatched_method(self.ctx, cls, name, self.modes.view) if isinstance(cls, ast.ClassDef) else None
+
+    def _dispatched(self, name: str) -> list[tuple[object, ast.AST]]:
+        """Each method `self.name(...)` may run in the analysed method (`hierarchy.dispatched_methods`)."""
+        cls = self.modes.scopes.parent(self.scope)
+        return dispatched_methods(self.ctx, cls, name, self.modes.view, self.scope) if isinstance(cls, ast.ClassDef) else []
 
     def _shadowed(self, name: ast.Name) -> bool:
         return self._binds(name.id)

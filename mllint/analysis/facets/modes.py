@@ -33,6 +33,7 @@ from functools import cached_property
 from mllint.analysis.program.callers import constructions
 from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.program.hierarchy import lineage
 from mllint.analysis.facets.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.facets.loops import TrainingLoops
 from mllint.analysis.facets.mode_callers import CallSiteUses
@@ -580,13 +581,15 @@ class Modes(CallSiteUses):
         return self._flags[function]
 
     def attributes(self, cls: ast.AST) -> set[str]:
-        """The attributes a class assigns on `self` (`self.model = ...`)."""
+        """The attributes a class or its project bases assign on `self` (`self.model = ...`, in a base's
+        `__init__` of this module or another)."""
         if not isinstance(cls, ast.ClassDef):
             return set()
         if cls not in self._attributes:
             self._attributes[cls] = {
                 target.attr
-                for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
+                for home, own in lineage(self.ctx, cls, self.view)
+                for node in home.index.within(own, ast.Assign, ast.AnnAssign)
                 for target in bound_receivers(node)
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
             }

@@ -596,7 +596,7 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
     if found is None or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     home, cls = found
-    if any(isinstance(n, ast.Attribute) and n.attr == field.name and isinstance(n.ctx, ast.Store) for n in ast.walk(cls)):
+    if field.name in objects._of(home).stored_attributes(cls):
         return None  # written by a method: not the default
     fields = [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
     if call.args and (any(isinstance(s, FUNCTIONS) and s.name == "__init__" for s in cls.body) or len(call.args) > len(fields)):

@@ -50,7 +50,7 @@ from mllint.analysis.program.registries import applied_stores, identity_decorato
 from mllint.analysis.program.callers import MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.hierarchy import made_runner, dispatched_method, dispatched_methods, inherited_method, project_class, self_classes
+from mllint.analysis.program.hierarchy import made_runner, dispatched_method, dispatched_methods, inherited_method, lineage, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.program.project import ProjectView, defines_module
@@ -130,6 +130,7 @@ class Objects:
         self._names: dict[tuple[ast.AST, str], frozenset | None] = {}
         self._exprs: dict[ast.AST, frozenset | None] = {}
         self._fields: dict[tuple[Obj, str], frozenset | None] = {}
+        self._stored: dict[ast.ClassDef, frozenset[str]] = {}  # class -> the attribute names its body stores
         self._written: dict[tuple[Obj, str], frozenset | None] = {}
         self._nesting = 0
         self._bindings: dict[ast.AST, dict[str, list[tuple[ast.AST, ast.AST]]]] = {}
@@ -500,8 +501,9 @@ class Objects:
 
     def methods(self, call: ast.Call) -> list[tuple[object, ast.AST]]:
         """Each method of a project class `obj.name(...)` may run when `obj` may be an instance of several
-        classes (a builder returning one of them on each branch) or is `self` of a class whose method several
-        subclasses override: one per distinct method, all known; empty when one is not (or none is)."""
+        classes (a builder returning one of them on each branch) or is `self` of a class whose method its
+        subclasses override (a base's loop calling `self.train_step(batch)`: the base's and each override):
+        one per distinct method, all known; empty when one is not (or none is)."""
         func = call.func
         found = self.points_to(func.value) if isinstance(func, ast.Attribute) else None
         classes = {self.class_of(obj) for obj in found - {NONE}} if found else {None}
@@ -510,7 +512,8 @@ class Objects:
         selves = all(o.kind == "self" for o in found - {NONE})
         methods = {}
         for ctx, cls in sorted(classes, key=lambda c: (c[1].lineno, c[1].name)):
-            each = dispatched_methods(ctx, cls, func.attr, self.view) if selves else [inherited_method(ctx, cls, func.attr, self.view)]
+            caller = self.ctx.scopes.enclosing_function(call)
+            each = dispatched_methods(ctx, cls, func.attr, self.view, caller) if selves else [inherited_method(ctx, cls, func.attr, self.view)]
             if not each or None in each:
                 return []
             methods.update({id(m[1]): m for m in each})
@@ -808,15 +811,14 @@ class Objects:
         return union(*(self.member(c, field.name) for c in containers - {NONE}))
 
     def _written_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
-        written = [
-            (target, value) for target, value, _ in self._attribute_writes().get(attribute, ())
-            if any(self._same_instance(base, receiver) for receiver in self._eval(target.value, depth) or ())
-        ]  # fmt: skip
+        written = self._writes_of(base, attribute, depth)
         instance = self.instance_class(base)
         cls = instance or (self.classes.get(base.name) if base.kind == "made" and base.node is self.ctx.tree else None)
         if not written and cls is not None:  # a class attribute, read through `self` or the class (`Cfg.loss`)
             body = [s for s in cls.body if not (instance and isinstance(s, ast.AnnAssign))]  # an instance's fields: its construction's
             written = [(t, value) for t, value in class_bindings(body) if isinstance(t, ast.Name) and t.id == attribute]
+        if not written and base.kind == "self" and (inherited := self._inherited_field(base.node, attribute, depth)):
+            return inherited
         derived = self_classes(self.ctx, base.node, self.view)[1:] if not written and base.kind == "self" else []
         if derived:  # a mixin's (or a base's) `self.encoder`: that of the classes deriving from it
             return union(*(self._of(home)._field(Obj("self", c, ctx=home), attribute, depth) for home, c in derived))
@@ -827,6 +829,30 @@ class Objects:
         for target, value in written:
             found = union(found, self._bound(target, value, depth))
         return self._passed_back(base.node, found, depth) if instance is not None and base.kind == "made" else found
+
+    def stored_attributes(self, cls: ast.ClassDef) -> frozenset[str]:
+        """The attribute names a class of this module stores anywhere in its body (`x.name = ...`), once per class."""
+        if cls not in self._stored:
+            self._stored[cls] = frozenset(n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store))
+        return self._stored[cls]
+
+    def _writes_of(self, base: Obj, attribute: str, depth: int) -> list[tuple[ast.AST, ast.AST]]:
+        """(target, value) of the file's writes of `attribute` on `base` (`self.model = model`)."""
+        return [
+            (target, value) for target, value, _ in self._attribute_writes().get(attribute, ())
+            if any(self._same_instance(base, receiver) for receiver in self._eval(target.value, depth) or ())
+        ]  # fmt: skip
+
+    def _inherited_field(self, cls: ast.ClassDef, attribute: str, depth: int) -> frozenset | None:
+        """An attribute of `self` that the class's methods never write and its project bases' do (`self.model`
+        of a subclass's `validate`, written by `BaseTrainer.__init__`, of this module or another): what
+        those writes bind; empty when none writes it."""
+        found: frozenset | None = frozenset()
+        for home, ancestor in list(lineage(self.ctx, cls, self.view))[1:]:
+            owner = self._of(home)
+            for target, value in owner._writes_of(Obj("self", ancestor, ctx=home), attribute, depth):
+                found = union(found, owner._bound(target, value, depth))
+        return found
 
     def _constructed_field(self, base: Obj, attribute: str) -> frozenset | None:
         """An attribute of an instance this file makes of a project class of another module (no module: its

@@ -45,7 +45,7 @@ from mllint.analysis.values.annotations import Annotations, is_none
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import called_name, is_self_attribute
-from mllint.analysis.program.hierarchy import TopClasses, dispatched_method, inherited_method, project_class, self_classes
+from mllint.analysis.program.hierarchy import TopClasses, dispatched_methods, inherited_method, project_class, self_classes
 from mllint.analysis.program.project import ProjectView, find_definition
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import module_statements, own_method
@@ -660,8 +660,9 @@ class Callers:
             cls = caller.scopes.enclosing_class(call)  # the class's module by either name (see `_is`)
             if cls is None or (cls.name == target.cls.rpartition(".")[2] and _path(caller) == target.path):
                 return cls is not None
-            method = dispatched_method(caller, cls, target.method, self.view)  # a base's template method
-            return method is not None and (_module_of(method[0]), method[1].lineno) == (target.module, target.line)
+            # A base's template method: the method its class runs, or the override of a subclass that runs it.
+            methods = dispatched_methods(caller, cls, target.method, self.view, caller.scopes.enclosing_function(call))
+            return any((_module_of(method[0]), method[1].lineno) == (target.module, target.line) for method in methods)
         found = _constructed(self.view, caller, receiver, 0)  # `Engine(...)`, a builder's, a fluent method's
         if found is None:
             found = self._passed_object(caller, call, receiver)

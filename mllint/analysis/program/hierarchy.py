@@ -76,22 +76,31 @@ def dispatched_method(ctx, cls: ast.ClassDef, name: str, view: object = None) ->
     """The method `self.name(...)` runs in a method of `cls`: the class's own or inherited one, unless that
     is missing or abstract (its body only raises `NotImplementedError`, or passes); then the one override
     the project's subclasses of `cls` agree on (None when they differ, or none has one)."""
-    found = dispatched_methods(ctx, cls, name, view)
-    return found[0] if len(found) == 1 else None
-
-
-def dispatched_methods(ctx, cls: ast.ClassDef, name: str, view: object = None) -> list[tuple[object, ast.AST]]:
-    """Every method `self.name(...)` may run in a method of `cls`: the class's own or inherited one, unless
-    that is missing or abstract; then each distinct override of the project's subclasses of `cls`."""
     found = inherited_method(ctx, cls, name, view)
     if found is not None and not _abstract(found[1]):
-        return [found]
-    overrides = {}
-    for home, derived in self_classes(ctx, cls, view)[1:]:
+        return found
+    overrides = dispatched_methods(ctx, cls, name, view)
+    return overrides[0] if len(overrides) == 1 else None
+
+
+def dispatched_methods(ctx, cls: ast.ClassDef, name: str, view: object = None, caller: ast.AST | None = None) -> list[tuple[object, ast.AST]]:
+    """Every method `self.name(...)` may run in a method of `cls` (`caller`, when known): for `cls` and each
+    of the project's subclasses of it (that run `caller` as `cls` defines it: one overriding it runs its own),
+    the method it has or inherits, unless missing or abstract; one per distinct method."""
+    methods = {}
+    caller = caller if isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) else None  # (not a lambda)
+    for home, derived in self_classes(ctx, cls, view):
+        if caller is not None and derived is not cls and _place(inherited_method(home, derived, caller.name, view)) != _place((ctx, caller)):
+            continue  # the subclass overrides the template method itself
         method = inherited_method(home, derived, name, view)
         if method is not None and not _abstract(method[1]):
-            overrides[(_module_name(method[0]), method[1].lineno)] = method
-    return list(overrides.values())
+            methods.setdefault(_place(method), method)
+    return list(methods.values())
+
+
+def _place(method: tuple[object, ast.AST] | None) -> tuple[str | None, int] | None:
+    """A method told by its module and line, whichever tree of the module holds it."""
+    return (_module_name(method[0]), method[1].lineno) if method is not None else None
 
 
 def self_classes(ctx, cls: ast.ClassDef, view: object = None) -> list[tuple[object, ast.ClassDef]]:
