@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import copy
 import itertools
+import operator
 from collections.abc import Iterator
 from weakref import WeakKeyDictionary
 
@@ -538,7 +539,7 @@ def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth
                 values |= set().union(*found)
                 continue
             value = default or value
-        converted = _converted(value, depth) if value is not None else None
+        converted = (_converted(value, depth) or _computed(value, depth)) if value is not None else None
         if converted is not None:
             values |= converted
             continue
@@ -578,6 +579,63 @@ def _converted(value: Obj, depth: int) -> frozenset | None:
         return frozenset(convert(v) for v in inner) if inner is not None else None
     except (TypeError, ValueError):
         return None
+
+
+ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv}
+MAX_COMPUTED = 16  # constants an arithmetic expression of several-valued operands may give
+
+
+def _computed(value: Obj, depth: int) -> frozenset | None:
+    """The constants arithmetic on constants makes, read where it is written: `cfg["epochs"] * 0.5` with
+    `cfg = {"epochs": 90}` gives 45.0, and a list comprehension over a tuple of constants makes a tuple
+    (`[int(epochs * f) for f in (0.5, 0.75)]`: `(45, 67)`); None for any other object."""
+    node = value.node if value.kind == "made" else None
+    if not isinstance(node, ast.BinOp | ast.ListComp) or depth >= MAX_CONVERSIONS:
+        return None
+    return _fold(value.ctx, node, {}, depth + 1)
+
+
+def _fold(ctx, node: ast.AST, names: dict, depth: int) -> frozenset | None:
+    """The constants `node` may be, the comprehension variables `names` standing for one constant each."""
+    if isinstance(node, ast.Name) and node.id in names:
+        return frozenset({names[node.id]})
+    if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+        left, right = _fold(ctx, node.left, names, depth), _fold(ctx, node.right, names, depth)
+        if left is None or right is None or len(left) * len(right) > MAX_COMPUTED:
+            return None
+        try:
+            return frozenset(ARITHMETIC[type(node.op)](a, b) for a in left for b in right if _number(a) and _number(b)) or None
+        except ArithmeticError:
+            return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CONVERSIONS and names:
+        if len(node.args) != 1 or node.keywords or node.func.id in ctx.scopes.bound_anywhere():
+            return None
+        inner = _fold(ctx, node.args[0], names, depth)
+        try:
+            return frozenset(CONVERSIONS[node.func.id](v) for v in inner) if inner is not None else None
+        except (TypeError, ValueError):
+            return None
+    if isinstance(node, ast.ListComp):
+        return _comprehended(ctx, node, names, depth)
+    if names and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)):
+        return None  # reads a comprehension variable the layer below does not know
+    return _constant_under(ctx, node, None, depth)
+
+
+def _comprehended(ctx, node: ast.ListComp, names: dict, depth: int) -> frozenset | None:
+    """The tuple a list comprehension over a tuple of constants makes, each item one constant."""
+    loop = node.generators[0]
+    if len(node.generators) != 1 or loop.ifs or not isinstance(loop.target, ast.Name):
+        return None
+    listed = _fold(ctx, loop.iter, names, depth)
+    if not listed or len(listed) != 1 or not isinstance(items := next(iter(listed)), tuple) or len(items) > MAX_COMPUTED:
+        return None
+    made = [_fold(ctx, node.elt, {**names, loop.target.id: item}, depth) for item in items]
+    return frozenset({tuple(next(iter(m)) for m in made)}) if all(m is not None and len(m) == 1 for m in made) else None
+
+
+def _number(value: object) -> bool:
+    return type(value) in (int, float)
 
 
 def _class_default(objects: Objects, field: Obj) -> Obj | None:
