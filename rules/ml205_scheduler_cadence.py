@@ -43,7 +43,8 @@ class SchedulerCadence(Rule):
     is a deliberate per-step decay), nor are names that only say "step" whose
     value is unknown (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between
     decays in torchvision's references), nor a scheduler stepped in both loops under conditions
-    (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it), nor one
+    (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it) unless the configuration decides the flag (an option's or a config
+    field's default the project never sets otherwise: the step runs as the default says), nor one
     stepped every so many batches (`if it % len(loader) == 0:`): the cadence is a setting there. Also a `ReduceLROnPlateau` stepped with a loss the batch loop
     backpropagates: in the batch loop (`plateau.step(loss.item())`), or once per epoch with the last
     batch's loss (a name bound only in the batch loop); stepped with a validation metric or the epoch's
