@@ -151,7 +151,7 @@ def _killed(ctx, call: ast.Call, home, branch: ast.If, rebinding: ast.Assign, na
     )  # fmt: skip
 
 
-_DECIDED: WeakKeyDictionary = WeakKeyDictionary()  # linted file -> {an `if`: its decision}
+_DECIDED: WeakKeyDictionary = WeakKeyDictionary()  # linted file -> {an `if`'s test: its decision}
 MAX_OPERANDS = 3  # names a test reads that are followed to their constants
 
 
@@ -159,10 +159,15 @@ def decided(ctx, branch: ast.If, linted=None) -> bool | None:
     """True or False when the constants the names its test reads may be (`possible_constants`: an option's
     default, a config field's, what every call site passes) decide an `if` alike; None when not (a test
     of anything else, a name with no default, constants that take both arms)."""
+    return decided_test(ctx, branch.test, linted)
+
+
+def decided_test(ctx, test: ast.AST, linted=None) -> bool | None:
+    """`decided` of a test: `cfg.head == "softmax"` with the config field defaulting to "softmax" is True."""
     known = _DECIDED.setdefault(linted or ctx, {})
-    if branch not in known:
-        known[branch] = _decide(ctx, branch.test, linted)
-    return known[branch]
+    if test not in known:
+        known[test] = _decide(ctx, test, linted)
+    return known[test]
 
 
 def _decide(ctx, test: ast.AST, linted) -> bool | None:

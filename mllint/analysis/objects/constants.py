@@ -140,6 +140,35 @@ def construction_constants(construction: ast.Call, init: ast.AST) -> dict[str, o
     return constants
 
 
+def field_constants(construction: ast.Call, cls: ast.ClassDef) -> dict[str, object]:
+    """The constants an object of a class whose fields make its constructor (a dataclass, an attrs class, a
+    NamedTuple: no `__init__`) holds as `self.<field>`: what the construction passes for a field, else the
+    field's constant default (`loss: str = "ce"`, `field(default="ce")`); fields a method of the class writes,
+    and every field after a `*args` or `**kwargs` argument of the construction, are left out."""
+    if any(isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "__init__" for s in cls.body):
+        return {}
+    fields = [s for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    if len(construction.args) > len(fields) or any(isinstance(a, ast.Starred) for a in construction.args):
+        return {}
+    written = {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+    passed = {**{f.target.id: a for f, a in zip(fields, construction.args)}, **{k.arg: k.value for k in construction.keywords}}
+    spread = any(k.arg is None for k in construction.keywords)
+    constants = {}
+    for field in fields:
+        name = field.target.id
+        value = passed.get(name, None if spread else _field_default(field.value))
+        if name not in written and isinstance(value, ast.Constant):
+            constants[f"self.{name}"] = value.value
+    return constants
+
+
+def _field_default(value: ast.AST | None) -> ast.AST | None:
+    """A field's default: `= "ce"`, or `field(default="ce")`."""
+    if isinstance(value, ast.Call) and callee_name(value) == "field":
+        return next((k.value for k in value.keywords if k.arg == "default"), None)
+    return value
+
+
 def reachable_returns(function: ast.AST, constants: dict) -> list[ast.AST]:
     """The values `function` returns on the branches the constants leave open (`if self.activation ==
     "relu": return F.relu(x)` under `{"self.activation": "relu"}`; a `return` after an `if` decided to

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from mllint.analysis.objects.constants import call_constants, passes_self, reachable_returns, site_constants, stored_names as _stored_names
+from mllint.analysis.objects.constants import call_constants, field_constants, passes_self, reachable_returns, site_constants, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
 from mllint.analysis.program.registries import applied_stores, identity_decorator, registrations
 from mllint.analysis.program.callers import MAX_SITES, Callers
@@ -1358,17 +1358,34 @@ class Objects:
             found = self.view.function(name) if name and "." in name and not name.startswith("torch.") else None
             if found is not None:
                 ctx, function = found
+        fields: dict[str, object] = {}
+        if function is None and isinstance(func, ast.Attribute):
+            ctx, function, fields = self._plain_method(func, depth) or (ctx, None, {})
         decorated = function is not None and not all(
             (isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS) or identity_decorator(ctx, self.view, d) for d in function.decorator_list
         )  # fmt: skip
         if function is None or decorated or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
         returned = function_returns(function)
-        constants = call_constants(call, function) if returned and len(returned) > 1 else None
+        constants = {**call_constants(call, function), **fields} if returned and len(returned) > 1 else None
         if constants:  # the returns the constants the call passes leave open (`make("onecycle", ...)`)
             reached = reachable_returns(function, constants)
             returned = [r for r in returned if any(r is other for other in reached)] or returned
         return [(r, ctx) for r in returned] if returned else None
+
+    def _plain_method(self, func: ast.Attribute, depth: int) -> tuple[object, ast.AST, dict[str, object]] | None:
+        """(its context, the method, the constants its `self` holds) `obj.method` runs when `obj` may be only
+        one instance of a plain class of the project (a configuration, a registry: not a module, whose calls
+        the layers follow) that defines or inherits it: `build_criterion` of `cfg.build_criterion()` with
+        `cfg = Config()`, and `{"self.loss": "ce"}` for its field `loss: str = "ce"` (`field_constants`)."""
+        receivers = (self._eval(func.value, depth) or frozenset()) - {NONE}
+        found = self.class_of(next(iter(receivers))) if len(receivers) == 1 else None
+        if found is None or found[1] in self._of(found[0]).module_classes:
+            return None
+        method = inherited_method(found[0], found[1], func.attr, self.view)
+        receiver = next(iter(receivers)).node
+        fields = field_constants(receiver, found[1]) if isinstance(receiver, ast.Call) and method and method[1] in found[1].body else {}
+        return (*method, fields) if method is not None else None
 
     def _returned_by_value(self, func: ast.AST, depth: int) -> list[tuple[ast.AST, object]] | None:
         """What a call of a value that may be only module-level functions of the project returns (`MODELS[name]`
