@@ -24,7 +24,8 @@ import operator
 from collections.abc import Iterator
 from weakref import WeakKeyDictionary
 
-from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, argparse_default, class_bindings, union
+from mllint.analysis.objects.constants import declared_default
+from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NAMESPACES, NONE, Obj, Objects, argparse_default, class_bindings, union
 from mllint.analysis.syntax.folding import UNKNOWN, after_exit, arms, fold, known_constant, runs
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
@@ -566,7 +567,6 @@ def _written_field(objects: Objects, field: Obj, binding: Binding | None) -> fro
     return None if None in held else frozenset().union(*held) - {field}
 
 
-NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})  # objects whose attributes are their keywords
 CONVERSIONS = {"bool": bool, "int": int, "float": float, "str": str}
 
 
@@ -667,7 +667,7 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
     passed = dict(zip(fields, call.args)).get(field.name) or next((k.value for k in call.keywords if k.arg == field.name), None)
     if passed is not None or any(k.arg is None for k in call.keywords):
         return Obj("made", passed, ctx=field.base.ctx) if _literal_constant(passed) else None
-    bound = (_field_default(home, v) for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name)
+    bound = (declared_default(home, v) for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name)
     value = next((v for v in bound if _literal_constant(v)), None)
     return Obj("made", value, ctx=home) if value is not None else None
 
@@ -701,16 +701,6 @@ def _default_instance(objects: Objects, field: Obj) -> Obj | None:
         return None
     made = Obj("made", value, ctx=home)
     return made if objects._of(home).class_of(made) is not None else None
-
-
-def _field_default(home, value: ast.AST | None) -> ast.AST | None:
-    """What a dataclass field's default makes: `field(default=3)`, `field(default_factory=lambda: [30,
-    60])`, else the value itself."""
-    if not (isinstance(value, ast.Call) and home.qualified_name(value.func) == "dataclasses.field"):
-        return value
-    keywords = {k.arg: k.value for k in value.keywords}
-    factory = keywords.get("default_factory")
-    return keywords.get("default") or (factory.body if isinstance(factory, ast.Lambda) and not factory.args.args else None)
 
 
 def _mapping_item(objects: Objects, mapping: ast.AST, key: str) -> Obj | None:

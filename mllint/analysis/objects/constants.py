@@ -140,11 +140,11 @@ def construction_constants(construction: ast.Call, init: ast.AST) -> dict[str, o
     return constants
 
 
-def field_constants(construction: ast.Call, cls: ast.ClassDef) -> dict[str, object]:
-    """The constants an object of a class whose fields make its constructor (a dataclass, an attrs class, a
-    NamedTuple: no `__init__`) holds as `self.<field>`: what the construction passes for a field, else the
-    field's constant default (`loss: str = "ce"`, `field(default="ce")`); fields a method of the class writes,
-    and every field after a `*args` or `**kwargs` argument of the construction, are left out."""
+def field_constants(construction: ast.Call, cls: ast.ClassDef, home) -> dict[str, object]:
+    """The constants an object of a class of `home` whose fields make its constructor (a dataclass, an attrs
+    class, a NamedTuple: no `__init__`) holds as `self.<field>`: what the construction passes for a field,
+    else the field's constant default (`loss: str = "ce"`, `field(default="ce")`); fields a method of the
+    class writes are left out, and every default when the construction spreads a mapping (`**overrides`)."""
     if any(isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "__init__" for s in cls.body):
         return {}
     fields = [s for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
@@ -156,17 +156,20 @@ def field_constants(construction: ast.Call, cls: ast.ClassDef) -> dict[str, obje
     constants = {}
     for field in fields:
         name = field.target.id
-        value = passed.get(name, None if spread else _field_default(field.value))
+        value = passed.get(name, None if spread else declared_default(home, field.value))
         if name not in written and isinstance(value, ast.Constant):
             constants[f"self.{name}"] = value.value
     return constants
 
 
-def _field_default(value: ast.AST | None) -> ast.AST | None:
-    """A field's default: `= "ce"`, or `field(default="ce")`."""
-    if isinstance(value, ast.Call) and callee_name(value) == "field":
-        return next((k.value for k in value.keywords if k.arg == "default"), None)
-    return value
+def declared_default(ctx, value: ast.AST | None) -> ast.AST | None:
+    """What a dataclass field's default makes: `= 3`, `field(default=3)`, `field(default_factory=lambda:
+    {...})` (the lambda's body); None for a field without one, or another factory."""
+    if not (isinstance(value, ast.Call) and ctx.qualified_name(value.func) in ("dataclasses.field", "attr.ib", "attrs.field")):
+        return value
+    keywords = {k.arg: k.value for k in value.keywords}
+    factory = keywords.get("default_factory") or keywords.get("factory")
+    return keywords.get("default") or (factory.body if isinstance(factory, ast.Lambda) and not factory.args.args else None)
 
 
 def reachable_returns(function: ast.AST, constants: dict) -> list[ast.AST]:
