@@ -1403,13 +1403,18 @@ class Objects:
         the layers follow) that defines or inherits it: `build_criterion` of `cfg.build_criterion()` with
         `cfg = Config()`, and `{"self.loss": "ce"}` for its field `loss: str = "ce"` (`field_constants`)."""
         receivers = (self._eval(func.value, depth) or frozenset()) - {NONE}
-        found = self.class_of(next(iter(receivers))) if len(receivers) == 1 else None
-        if found is None or found[1] in self._of(found[0]).module_classes:
-            return None
+        receiver = next(iter(receivers)) if len(receivers) == 1 else None
+        found = self.class_of(receiver) if receiver is not None else None
+        if found is None or found[1] in self._of(found[0]).module_classes or self._runner(receiver):
+            return None  # (a runner's methods are its table's: `runners.HANDING_BACK`, in accelerate's own code too)
         method = inherited_method(found[0], found[1], func.attr, self.view)
-        receiver = next(iter(receivers)).node
+        receiver = receiver.node
         fields = field_constants(receiver, found[1], found[0]) if isinstance(receiver, ast.Call) and method and method[1] in found[1].body else {}
         return (*method, fields) if method is not None else None
+
+    def _runner(self, obj: Obj) -> bool:
+        """Is `obj` made by a runner class (`accelerate.Accelerator`, a class of the project deriving from one)?"""
+        return obj.kind == "made" and isinstance(obj.node, ast.Call) and made_runner(obj.ctx, obj.node, self.view) is not None
 
     def _returned_by_value(self, func: ast.AST, depth: int) -> list[tuple[ast.AST, object]] | None:
         """What a call of a value that may be only module-level functions of the project returns (`MODELS[name]`
