@@ -2,7 +2,7 @@ import ast
 import re
 
 from mllint.analysis.facets.loop_events import Event, EventKind
-from mllint.analysis.objects.call_sites import possible_constants
+from mllint.analysis.objects.call_sites import passed_argument, possible_constants
 from mllint.analysis.facets.loops import COMPREHENSION_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.syntax.folding import is_modulo
 from mllint.analysis.syntax.names import call_argument
@@ -12,6 +12,7 @@ from mllint.rule import Rule
 LARGEST_EPOCH_COUNT = 1000  # a literal length above this is taken for a number of steps
 LARGEST_EPOCH_DECAY = 0.99  # a smaller decay factor, applied every batch, leaves no learning rate within an epoch
 BATCH_WORDS = ("loader", "batch", "data")
+NO_DEFAULT = ast.Constant(None)  # a scheduler's size has no default: a splat without it passes none
 # Names that count optimizer steps. A bare "step" does not: `args.lr_step_size`, `cfg.lr_steps` count the
 # epochs between decays (torchvision's references) as often as iterations.
 STEP_WORDS = re.compile(r"iter|batch|(^|_)(total|num|max|train|training|warmup|n)_?steps?|steps_per")
@@ -33,14 +34,17 @@ class SchedulerCadence(Rule):
     scheduler of a list (`for sched in self.schedulers: sched.step()`; each item of a list of several classes,
     `[warmup, decay]`, is judged, the first wrong one reported). A size read from the configuration counts by
     its value (`step_size=args.lr_step` with `add_argument("--lr-step", default=30)`, `milestones=args.decays`
-    with `default=[30, 60]`, a config field's default, passed into the helper that builds the scheduler). A
+    with `default=[30, 60]`, a config field's default, passed into the helper that builds the scheduler), and so
+    does arithmetic on such values (`int(cfg["epochs"] * 0.3)`, `[int(epochs * f) for f in (0.5, 0.75)]`) and
+    a size spread from a config's mapping (`StepLR(optimizer, **cfg["scheduler"])`). A
     `while` loop whose test counts iterations (`while it <
     cfg.max_iters:`) steps per batch. Sizes
     mllint cannot read (`T_max=cfg.t_max`) are not reported, nor an `ExponentialLR` decaying by more than 0.99 a step (`gamma=0.9995`
     is a deliberate per-step decay), nor are names that only say "step" whose
     value is unknown (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between
     decays in torchvision's references), nor a scheduler stepped in both loops under conditions
-    (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it), nor one
+    (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it) unless the configuration decides the flag (an option's or a config
+    field's default the project never sets otherwise: the step runs as the default says), nor one
     stepped every so many batches (`if it % len(loader) == 0:`): the cadence is a setting there. Also a `ReduceLROnPlateau` stepped with a loss the batch loop
     backpropagates: in the batch loop (`plateau.step(loss.item())`), or once per epoch with the last
     batch's loss (a name bound only in the batch loop); stepped with a validation metric or the epoch's
@@ -169,10 +173,10 @@ class SchedulerCadence(Rule):
         position, keyword, counts_epochs = EPOCH_SIZED[made.name]
         size = call_argument(constructor, position, keyword)
         unit = _size_unit(size, counts_epochs) if size is not None else None
-        if unit is None and isinstance(size, ast.Name | ast.Attribute | ast.Subscript):  # `step_size=args.lr_step`: the value decides
-            values = possible_constants(home, size, self.ctx)
-            unit = "epochs" if values and all(counts_epochs(v) for v in values) else None
-        return unit
+        # The value decides: `step_size=args.lr_step`, `int(cfg["epochs"] * 0.3)`, `**cfg["scheduler"]`.
+        passed = passed_argument(constructor, position, keyword, NO_DEFAULT) if unit is None else None
+        values = possible_constants(home, passed, self.ctx) if passed is not None else None
+        return "epochs" if values and all(counts_epochs(v) for v in values) else unit
 
     def _is_batch_loop(self, loop: ast.AST) -> bool:
         """A loop (or comprehension) over a data loader, or a loop nested in an epoch loop of the same function."""

@@ -41,12 +41,10 @@ KNOWN = {
     ("ml4_rewrapped_lists/trainer.py", "trainer", "lost", "ML404"): TRAINER_VALUES,
     ("ml6_projects/rollout_returns/run.py", "params", "lost", "ML601"): PARAMS,
     ("ml6_projects/rollout_returns/run.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
-    ("ml6_shape_sources/mlp_builder.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("ml6_shape_sources/stream.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("objects_interprocedural/h_fitter.py", "builder", "lost", "ML601"): BUILDER,
     ("shapes_lost_facts/notebook_globals.py", "builder", "lost", "ML603"): BUILDER,
     ("sites_accelerate_accumulation/trainer.py", "builder", "lost", "ML202"): BUILDER,
-    ("shapes_closure_numbers/run.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("sites_module_scope/rebound_modes.py", "params", "lost", "ML303"): PARAMS,
 }
 SAMPLE = 3

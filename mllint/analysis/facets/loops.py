@@ -31,7 +31,7 @@ from mllint.analysis.program.callers import Binding, call_sites, per_call_site, 
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.folding import fold
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.call_sites import attribute_makers, branch_note, built, classes_of, made_classes, makers, possible_constants, under
+from mllint.analysis.objects.call_sites import attribute_makers, branch_note, built, classes_of, decided, made_classes, makers, possible_constants, under
 from mllint.analysis.objects.constants import call_constants, got_attribute, is_zero, passes_self, site_constants
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.objects.steps import StepKind, names_optimizer, step_of
@@ -750,9 +750,11 @@ class TrainingLoops:
             return []
         if isinstance(node, ast.If):
             test = self._expression_events(m, node.test, guards, depth)
-            decided = fold(node.test, {})  # `if k % 1 == 0:` always runs its body: no guard
-            if decided is not None:
-                return test + self._events(m, node.body if decided else node.orelse, guards, depth)
+            # `if k % 1 == 0:` always runs its body, `if args.sched_per_batch:` as the option's default says: no guard
+            held = fold(node.test, {})
+            held = decided(m.ctx, node, self.ctx) if held is None else held
+            if held is not None:
+                return test + self._events(m, node.body if held else node.orelse, guards, depth)
             text = source_text(node.test)
             return (
                 test

@@ -18,7 +18,7 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, is_self_attribute
-from mllint.analysis.objects.call_sites import built, chosen_note, decided, getattr_names, made_classes, makers, possible_constants, replaced_by_call, table_item, under
+from mllint.analysis.objects.call_sites import built, chosen_note, decided_test, getattr_names, made_classes, makers, possible_constants, replaced_by_call, table_item, under
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import binding_constants, call_constants, fold, stored_names
 from mllint.analysis.objects.points_to import Objects
@@ -409,12 +409,10 @@ class LossCalls:
         if not isinstance(listed, ast.Name):
             return None
 
-        def decide(test: ast.AST) -> bool | None:
+        def decide(test: ast.AST) -> bool | None:  # `if cfg.head == "softmax":`, `if kind == "cls":` (constants at every call site)
             found = possible_constants(home, test, self.ctx)
-            if not found and isinstance(branch := home.scopes.parent(test), ast.If):
-                return decided(home, branch, self.ctx)  # `if kind == "cls":`, `kind` a constant at every call site
             truths = {bool(v) for v in found} if found else set()
-            return truths.pop() if len(truths) == 1 else None
+            return truths.pop() if len(truths) == 1 else decided_test(home, test, self.ctx)
 
         last = home.analysis(ValueKinds).last_listed_deciding(listed, decide)
         return (home, last) if isinstance(last, ast.Call) else None

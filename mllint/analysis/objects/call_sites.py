@@ -20,10 +20,12 @@ from __future__ import annotations
 import ast
 import copy
 import itertools
+import operator
 from collections.abc import Iterator
 from weakref import WeakKeyDictionary
 
-from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, argparse_default, class_bindings, union
+from mllint.analysis.objects.constants import declared_default
+from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NAMESPACES, NONE, Obj, Objects, argparse_default, class_bindings, union
 from mllint.analysis.syntax.folding import UNKNOWN, after_exit, arms, fold, known_constant, runs
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
@@ -150,7 +152,7 @@ def _killed(ctx, call: ast.Call, home, branch: ast.If, rebinding: ast.Assign, na
     )  # fmt: skip
 
 
-_DECIDED: WeakKeyDictionary = WeakKeyDictionary()  # linted file -> {an `if`: its decision}
+_DECIDED: WeakKeyDictionary = WeakKeyDictionary()  # linted file -> {an `if`'s test: its decision}
 MAX_OPERANDS = 3  # names a test reads that are followed to their constants
 
 
@@ -158,10 +160,15 @@ def decided(ctx, branch: ast.If, linted=None) -> bool | None:
     """True or False when the constants the names its test reads may be (`possible_constants`: an option's
     default, a config field's, what every call site passes) decide an `if` alike; None when not (a test
     of anything else, a name with no default, constants that take both arms)."""
+    return decided_test(ctx, branch.test, linted)
+
+
+def decided_test(ctx, test: ast.AST, linted=None) -> bool | None:
+    """`decided` of a test: `cfg.head == "softmax"` with the config field defaulting to "softmax" is True."""
     known = _DECIDED.setdefault(linted or ctx, {})
-    if branch not in known:
-        known[branch] = _decide(ctx, branch.test, linted)
-    return known[branch]
+    if test not in known:
+        known[test] = _decide(ctx, test, linted)
+    return known[test]
 
 
 def _decide(ctx, test: ast.AST, linted) -> bool | None:
@@ -538,7 +545,7 @@ def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth
                 values |= set().union(*found)
                 continue
             value = default or value
-        converted = _converted(value, depth) if value is not None else None
+        converted = (_converted(value, depth) or _computed(value, depth)) if value is not None else None
         if converted is not None:
             values |= converted
             continue
@@ -560,7 +567,6 @@ def _written_field(objects: Objects, field: Obj, binding: Binding | None) -> fro
     return None if None in held else frozenset().union(*held) - {field}
 
 
-NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})  # objects whose attributes are their keywords
 CONVERSIONS = {"bool": bool, "int": int, "float": float, "str": str}
 
 
@@ -578,6 +584,63 @@ def _converted(value: Obj, depth: int) -> frozenset | None:
         return frozenset(convert(v) for v in inner) if inner is not None else None
     except (TypeError, ValueError):
         return None
+
+
+ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv}
+MAX_COMPUTED = 16  # constants an arithmetic expression of several-valued operands may give
+
+
+def _computed(value: Obj, depth: int) -> frozenset | None:
+    """The constants arithmetic on constants makes, read where it is written: `cfg["epochs"] * 0.5` with
+    `cfg = {"epochs": 90}` gives 45.0, and a list comprehension over a tuple of constants makes a tuple
+    (`[int(epochs * f) for f in (0.5, 0.75)]`: `(45, 67)`); None for any other object."""
+    node = value.node if value.kind == "made" else None
+    if not isinstance(node, ast.BinOp | ast.ListComp) or depth >= MAX_CONVERSIONS:
+        return None
+    return _fold(value.ctx, node, {}, depth + 1)
+
+
+def _fold(ctx, node: ast.AST, names: dict, depth: int) -> frozenset | None:
+    """The constants `node` may be, the comprehension variables `names` standing for one constant each."""
+    if isinstance(node, ast.Name) and node.id in names:
+        return frozenset({names[node.id]})
+    if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+        left, right = _fold(ctx, node.left, names, depth), _fold(ctx, node.right, names, depth)
+        if left is None or right is None or len(left) * len(right) > MAX_COMPUTED:
+            return None
+        try:
+            return frozenset(ARITHMETIC[type(node.op)](a, b) for a in left for b in right if _number(a) and _number(b)) or None
+        except ArithmeticError:
+            return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CONVERSIONS and names:
+        if len(node.args) != 1 or node.keywords or node.func.id in ctx.scopes.bound_anywhere():
+            return None
+        inner = _fold(ctx, node.args[0], names, depth)
+        try:
+            return frozenset(CONVERSIONS[node.func.id](v) for v in inner) if inner is not None else None
+        except (TypeError, ValueError):
+            return None
+    if isinstance(node, ast.ListComp):
+        return _comprehended(ctx, node, names, depth)
+    if names and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)):
+        return None  # reads a comprehension variable the layer below does not know
+    return _constant_under(ctx, node, None, depth)
+
+
+def _comprehended(ctx, node: ast.ListComp, names: dict, depth: int) -> frozenset | None:
+    """The tuple a list comprehension over a tuple of constants makes, each item one constant."""
+    loop = node.generators[0]
+    if len(node.generators) != 1 or loop.ifs or not isinstance(loop.target, ast.Name):
+        return None
+    listed = _fold(ctx, loop.iter, names, depth)
+    if not listed or len(listed) != 1 or not isinstance(items := next(iter(listed)), tuple) or len(items) > MAX_COMPUTED:
+        return None
+    made = [_fold(ctx, node.elt, {**names, loop.target.id: item}, depth) for item in items]
+    return frozenset({tuple(next(iter(m)) for m in made)}) if all(m is not None and len(m) == 1 for m in made) else None
+
+
+def _number(value: object) -> bool:
+    return type(value) in (int, float)
 
 
 def _class_default(objects: Objects, field: Obj) -> Obj | None:
@@ -604,7 +667,7 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
     passed = dict(zip(fields, call.args)).get(field.name) or next((k.value for k in call.keywords if k.arg == field.name), None)
     if passed is not None or any(k.arg is None for k in call.keywords):
         return Obj("made", passed, ctx=field.base.ctx) if _literal_constant(passed) else None
-    bound = (_field_default(home, v) for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name)
+    bound = (declared_default(home, v) for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name)
     value = next((v for v in bound if _literal_constant(v)), None)
     return Obj("made", value, ctx=home) if value is not None else None
 
@@ -638,16 +701,6 @@ def _default_instance(objects: Objects, field: Obj) -> Obj | None:
         return None
     made = Obj("made", value, ctx=home)
     return made if objects._of(home).class_of(made) is not None else None
-
-
-def _field_default(home, value: ast.AST | None) -> ast.AST | None:
-    """What a dataclass field's default makes: `field(default=3)`, `field(default_factory=lambda: [30,
-    60])`, else the value itself."""
-    if not (isinstance(value, ast.Call) and home.qualified_name(value.func) == "dataclasses.field"):
-        return value
-    keywords = {k.arg: k.value for k in value.keywords}
-    factory = keywords.get("default_factory")
-    return keywords.get("default") or (factory.body if isinstance(factory, ast.Lambda) and not factory.args.args else None)
 
 
 def _mapping_item(objects: Objects, mapping: ast.AST, key: str) -> Obj | None:

@@ -140,6 +140,38 @@ def construction_constants(construction: ast.Call, init: ast.AST) -> dict[str, o
     return constants
 
 
+def field_constants(construction: ast.Call, cls: ast.ClassDef, home) -> dict[str, object]:
+    """The constants an object of a class of `home` whose fields make its constructor (a dataclass, an attrs
+    class, a NamedTuple: no `__init__`) holds as `self.<field>`: what the construction passes for a field,
+    else the field's constant default (`loss: str = "ce"`, `field(default="ce")`); fields a method of the
+    class writes are left out, and every default when the construction spreads a mapping (`**overrides`)."""
+    if any(isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "__init__" for s in cls.body):
+        return {}
+    fields = [s for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    if len(construction.args) > len(fields) or any(isinstance(a, ast.Starred) for a in construction.args):
+        return {}
+    written = {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+    passed = {**{f.target.id: a for f, a in zip(fields, construction.args)}, **{k.arg: k.value for k in construction.keywords}}
+    spread = any(k.arg is None for k in construction.keywords)
+    constants = {}
+    for field in fields:
+        name = field.target.id
+        value = passed.get(name, None if spread else declared_default(home, field.value))
+        if name not in written and isinstance(value, ast.Constant):
+            constants[f"self.{name}"] = value.value
+    return constants
+
+
+def declared_default(ctx, value: ast.AST | None) -> ast.AST | None:
+    """What a dataclass field's default makes: `= 3`, `field(default=3)`, `field(default_factory=lambda:
+    {...})` (the lambda's body); None for a field without one, or another factory."""
+    if not (isinstance(value, ast.Call) and ctx.qualified_name(value.func) in ("dataclasses.field", "attr.ib", "attrs.field")):
+        return value
+    keywords = {k.arg: k.value for k in value.keywords}
+    factory = keywords.get("default_factory") or keywords.get("factory")
+    return keywords.get("default") or (factory.body if isinstance(factory, ast.Lambda) and not factory.args.args else None)
+
+
 def reachable_returns(function: ast.AST, constants: dict) -> list[ast.AST]:
     """The values `function` returns on the branches the constants leave open (`if self.activation ==
     "relu": return F.relu(x)` under `{"self.activation": "relu"}`; a `return` after an `if` decided to

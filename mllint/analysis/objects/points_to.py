@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from mllint.analysis.objects.constants import call_constants, passes_self, reachable_returns, site_constants, stored_names as _stored_names
+from mllint.analysis.objects.constants import call_constants, declared_default, field_constants, passes_self, reachable_returns, site_constants, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
 from mllint.analysis.program.registries import applied_stores, identity_decorator, registrations
 from mllint.analysis.program.callers import MAX_SITES, Callers
@@ -59,7 +59,7 @@ from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.yaml_subset import read_yaml
 from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import RETURNS_RECEIVER, SEQUENTIAL, canonical_class
-from mllint.analysis.syntax.tree import module_statements
+from mllint.analysis.syntax.tree import module_statements, own_method
 
 MAX_OBJECTS = 8  # objects per expression
 MAX_CALL_DEPTH = 3  # functions followed into, for what they return
@@ -824,7 +824,7 @@ class Objects:
             return union(*(self._of(home)._field(Obj("self", c, ctx=home), attribute, depth) for home, c in derived))
         elsewhere = self._constructed_field(base, attribute) if cls is None else None
         if not written:
-            return elsewhere or self._field_of(base, attribute)
+            return elsewhere or self._declared_field(base, attribute, depth) or self._field_of(base, attribute)
         found: frozenset | None = elsewhere or frozenset()
         for target, value in written:
             found = union(found, self._bound(target, value, depth))
@@ -853,6 +853,30 @@ class Objects:
             for target, value in owner._writes_of(Obj("self", ancestor, ctx=home), attribute, depth):
                 found = union(found, owner._bound(target, value, depth))
         return found
+
+    def _declared_field(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
+        """What a field of an object that nothing writes holds as its construction declares it: the keyword a
+        `SimpleNamespace(...)` is made with; for a class whose fields make its constructor (a dataclass: no
+        `__init__`, not a module), what the construction passes for the field, else the field's default
+        (`sched_kwargs: dict = field(default_factory=lambda: {"step_size": 30})`: that dict). None when unknown."""
+        call = base.node if base.kind == "made" and isinstance(base.node, ast.Call) and base.ctx is not None else None
+        if call is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        made = self._of(base.ctx)
+        passed = next((k.value for k in call.keywords if k.arg == attribute), None)
+        if base.ctx.qualified_name(call.func) in NAMESPACES:
+            return made._eval(passed, depth) if passed is not None and not call.args else None
+        found = self.class_of(base)
+        if found is None or found[1] in self._of(found[0]).module_classes or own_method(found[1], "__init__") is not None:
+            return None
+        fields = {s.target.id: s.value for s in found[1].body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+        if attribute not in fields or len(call.args) > len(fields):
+            return None
+        passed = passed or dict(zip(fields, call.args)).get(attribute)
+        if passed is not None:
+            return made._eval(passed, depth)
+        default = declared_default(found[0], fields[attribute])
+        return self._of(found[0])._eval(default, depth) if default is not None else None
 
     def _constructed_field(self, base: Obj, attribute: str) -> frozenset | None:
         """An attribute of an instance this file makes of a project class of another module (no module: its
@@ -1385,17 +1409,39 @@ class Objects:
             found = self.view.function(name) if name and "." in name and not name.startswith("torch.") else None
             if found is not None:
                 ctx, function = found
+        fields: dict[str, object] = {}
+        if function is None and isinstance(func, ast.Attribute):
+            ctx, function, fields = self._plain_method(func, depth) or (ctx, None, {})
         decorated = function is not None and not all(
             (isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS) or identity_decorator(ctx, self.view, d) for d in function.decorator_list
         )  # fmt: skip
         if function is None or decorated or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
         returned = function_returns(function)
-        constants = call_constants(call, function) if returned and len(returned) > 1 else None
+        constants = {**call_constants(call, function), **fields} if returned and len(returned) > 1 else None
         if constants:  # the returns the constants the call passes leave open (`make("onecycle", ...)`)
             reached = reachable_returns(function, constants)
             returned = [r for r in returned if any(r is other for other in reached)] or returned
         return [(r, ctx) for r in returned] if returned else None
+
+    def _plain_method(self, func: ast.Attribute, depth: int) -> tuple[object, ast.AST, dict[str, object]] | None:
+        """(its context, the method, the constants its `self` holds) `obj.method` runs when `obj` may be only
+        one instance of a plain class of the project (a configuration, a registry: not a module, whose calls
+        the layers follow) that defines or inherits it: `build_criterion` of `cfg.build_criterion()` with
+        `cfg = Config()`, and `{"self.loss": "ce"}` for its field `loss: str = "ce"` (`field_constants`)."""
+        receivers = (self._eval(func.value, depth) or frozenset()) - {NONE}
+        receiver = next(iter(receivers)) if len(receivers) == 1 else None
+        found = self.class_of(receiver) if receiver is not None else None
+        if found is None or found[1] in self._of(found[0]).module_classes or self._runner(receiver):
+            return None  # (a runner's methods are its table's: `runners.HANDING_BACK`, in accelerate's own code too)
+        method = inherited_method(found[0], found[1], func.attr, self.view)
+        receiver = receiver.node
+        fields = field_constants(receiver, found[1], found[0]) if isinstance(receiver, ast.Call) and method and method[1] in found[1].body else {}
+        return (*method, fields) if method is not None else None
+
+    def _runner(self, obj: Obj) -> bool:
+        """Is `obj` made by a runner class (`accelerate.Accelerator`, a class of the project deriving from one)?"""
+        return obj.kind == "made" and isinstance(obj.node, ast.Call) and made_runner(obj.ctx, obj.node, self.view) is not None
 
     def _returned_by_value(self, func: ast.AST, depth: int) -> list[tuple[ast.AST, object]] | None:
         """What a call of a value that may be only module-level functions of the project returns (`MODELS[name]`
@@ -1694,6 +1740,9 @@ def _constant_value(node: ast.AST):
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_constant_value(node.operand)
     return node.value if isinstance(node, ast.Constant) else None
+
+
+NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})  # objects whose attributes are their keywords
 
 
 def _default_factory(ctx, call: ast.AST | None) -> tuple[object, ast.AST] | None:
