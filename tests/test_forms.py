@@ -24,8 +24,6 @@ KEPT_LAYER = "a model class of another module whose forward returns a layer only
 
 KNOWN = {
     ("callables_factories/finetune.py", "params", "lost", "ML410"): PARAMS,
-    ("config_loss_place/mixed_uses.py", "builder", "lost", "ML702"): BUILDER,
-    ("config_nested/segment.py", "builder", "lost", "ML103"): BUILDER,
     ("loop_carried/multitask.py", "params", "lost", "ML101"): PARAMS,
     ("ml12_objects/text_model.py", "alias", "lost", "ML101"): ALIAS,
     ("ml4_transferred_facts/gan.py", "alias", "lost", "ML207"): ALIAS,
