@@ -46,7 +46,6 @@ KNOWN = {
     ("ml6_shape_sources/mlp_builder.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("ml6_shape_sources/stream.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("objects_interprocedural/h_fitter.py", "builder", "lost", "ML601"): BUILDER,
-    ("shapes_lost_facts/notebook_globals.py", "builder", "lost", "ML603"): BUILDER,
     ("shapes_closure_numbers/run.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("sites_module_scope/rebound_modes.py", "params", "lost", "ML303"): PARAMS,
     ("values_mode_helpers/trainer.py", "params", "lost", "ML302"): PARAMS,
