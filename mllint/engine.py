@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from mllint import noqa
 from mllint.analysis.program.project import ProjectIndex, forget_kept, module_name_of, release_let_go, stamps_held
+from mllint.analysis.syntax.names import imported_modules
 from mllint.budget import DEFAULT_SECONDS, CutShort, limit
 from mllint.budget import check as check_budget
 from mllint.context import FileContext
@@ -144,7 +145,7 @@ def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | No
         return event_findings(selection, Event.SYNTAX_ERROR, path, Position(1, 1), message)
 
     ctx = FileContext(path, source, tree, module_name_of(real_path)[1], real_path, project)
-    checkers = _meeting_text_gates(selection.checkers, text)
+    checkers = _meeting_text_gates(selection.checkers, text, ctx)
     # A crash is mllint's bug, not the file's: no `# noqa` (a bare one on line 1, say) may hide it.
     crashes, stopped = _run_checkers(ctx, checkers, selection.budget)
     errors = [
@@ -162,16 +163,27 @@ def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | No
     return sorted(findings + errors, key=lambda f: f.sort_key)
 
 
-def _meeting_text_gates(rules: tuple[type[Rule], ...], text: str) -> tuple[type[Rule], ...]:
-    """The rules whose `requires_any_text` the text meets; each word is looked for once (rules share them)."""
+def _meeting_text_gates(rules: tuple[type[Rule], ...], text: str, ctx: FileContext) -> tuple[type[Rule], ...]:
+    """The rules whose `requires_any_text` the text meets, or the text of a project module it imports: the
+    objects a builder there makes (`model, criterion, opt = build(cfg)`) are the file's to check. Each word
+    is looked for once (rules share them)."""
     found: dict[str, bool] = {}
+    imported = _imported_project_modules(ctx)
 
     def mentions(word: str) -> bool:
         if word not in found:
-            found[word] = word in text
+            found[word] = word in text or any(ctx.project.mentions(m, word) for m in imported)
         return found[word]
 
     return tuple(rule for rule in rules if not rule.requires_any_text or any(map(mentions, rule.requires_any_text)))
+
+
+def _imported_project_modules(ctx: FileContext) -> list[str]:
+    """The modules of the project the file's import statements name (wherever they stand)."""
+    if ctx.project is None:
+        return []
+    named = {m for node in ctx.index.of_type(ast.Import, ast.ImportFrom) for m in imported_modules(node, ctx.module)}
+    return sorted(m for m in named if ctx.project.locate(m) is not None)
 
 
 @dataclass(frozen=True)

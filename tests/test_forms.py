@@ -23,8 +23,6 @@ KEPT_LAYER = "a model class of another module whose forward returns a layer only
 
 KNOWN = {
     ("callables_factories/finetune.py", "params", "lost", "ML410"): PARAMS,
-    ("config_loss_place/mixed_uses.py", "builder", "lost", "ML702"): BUILDER,
-    ("config_nested/segment.py", "builder", "lost", "ML103"): BUILDER,
     ("loop_carried/multitask.py", "params", "lost", "ML101"): PARAMS,
     ("ml12_objects/text_model.py", "alias", "lost", "ML101"): ALIAS,
     ("losses_registry_keys/masked_nodes.py", "params", "lost", "ML101"): PARAMS,
@@ -43,8 +41,6 @@ KNOWN = {
     ("ml6_projects/rollout_returns/run.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("ml6_shape_sources/stream.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("objects_interprocedural/h_fitter.py", "builder", "lost", "ML601"): BUILDER,
-    ("shapes_lost_facts/notebook_globals.py", "builder", "lost", "ML603"): BUILDER,
-    ("sites_accelerate_accumulation/trainer.py", "builder", "lost", "ML202"): BUILDER,
     ("sites_module_scope/rebound_modes.py", "params", "lost", "ML303"): PARAMS,
 }
 SAMPLE = 3

@@ -457,13 +457,7 @@ class TrainingLoops:
         # A mixin's `self` is an instance of a class mixing it in; its `self.optim` what that class stores.
         cleared = {Obj("self", c, ctx=home) for o in cleared if o.kind == "self" for home, c in self_classes(o.ctx, o.node, objects.view)} | set(cleared)
         held = [objects._of(o.ctx).held(o) if o.kind == "field" and o.ctx is not None else {o} for o in optimizers]
-        trained: set = set()
-        for optimizer in (o for found in held for o in found or ()):
-            home = objects._of(optimizer.ctx) if optimizer.ctx is not None else None
-            if home is None or not isinstance(optimizer.node, ast.Call) or not home.trained_by(optimizer.node):
-                continue
-            for owner in home.parameter_owners(optimizer.node):
-                trained |= home.points_to(owner) or set()
+        trained = {obj for found in held for optimizer in found or () for obj in objects.trained_objects(optimizer)}
         return any(_within(a, b) or _within(b, a) for a in cleared for b in trained)
 
     def _step_owners(self, call: ast.Call) -> Owners | None:

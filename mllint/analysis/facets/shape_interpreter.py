@@ -581,7 +581,7 @@ class Interpreter(Operations):
         if values and len(values) == 1 and isinstance(values[0], ast.Constant) and type(values[0].value) is int:
             return Number(values[0].value)  # a module-level constant
         if values and len(values) == 1 and self.ctx.scopes.enclosing_function(values[0]) is None and self.function is not self.ctx.tree:
-            held = self.shapes.value(values[0])  # a global assigned once at module level (a notebook's loader, its mean)
+            held = self.shapes.item_value(values[0])  # a global assigned once at module level (a notebook's loader, its mean)
             if isinstance(held, (Tensor, Batches, Samples)) and _informative(held):
                 return held
         return Tensor(None, ("free", node.id), node.id)

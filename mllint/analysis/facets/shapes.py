@@ -108,6 +108,15 @@ class Shapes:
         value = self.recorded.get(expr)
         return None if value is CONFLICT else value
 
+    def item_value(self, expr: ast.AST) -> object | None:
+        """`value`, also of an item of a value a name is unpacked from (`loader, net, opt = build(data)`: the
+        reaching-values layer gives `loader` as item 0 of the call, a node of no tree): that item of it."""
+        index = expr.slice.value if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) else None
+        if type(index) is not int or expr in self.ctx.index.parents:
+            return self.value(expr)
+        whole = self.item_value(expr.value)
+        return whole.values[index] if isinstance(whole, Items) and 0 <= index < len(whole.values) else None
+
     def call_site(self, expr: ast.AST):
         """The call site (a `callers.Binding`) whose arguments the values around `expr` were worked out
         with, when its function's parameters took them from one."""

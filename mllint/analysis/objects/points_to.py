@@ -220,6 +220,22 @@ class Objects:
                 owner = owner.value if isinstance(owner, ast.Attribute) else None
         return found
 
+    def trained_objects(self, optimizer: Obj) -> frozenset:
+        """The objects an optimizer object gets the parameters of (`trained_by`), as the call site that made it
+        sees them: made by a builder (`model, opt = build()`), the module it makes is told apart by that site as
+        the caller's `model` is; a parameter of the builder (`opt = build_optim(cfg, model)`) is what the site
+        passes, when the site is in this file."""
+        home = self._of(optimizer.ctx) if optimizer.kind == "made" and optimizer.ctx is not None else None
+        if home is None or not isinstance(optimizer.node, ast.Call) or not home.trained_by(optimizer.node):
+            return frozenset()
+        found = frozenset(obj for owner in home.parameter_owners(optimizer.node) for obj in home.points_to(owner) or ())
+        site = optimizer.site
+        if site is None:
+            return found
+        found = frozenset(_made_at(obj, site) for obj in found)
+        passed = self._passed_back(site, found, 0) if isinstance(site, ast.Call) and site in self.ctx.index.parents else None
+        return found if passed is None else passed
+
     def _makes_optimizer(self, call: ast.Call) -> bool:
         """An optimizer of torch's table, or a class or factory named like one (`Lion(...)`, `optim.AdamW`)."""
         return is_optimizer(canonical_class(self.called_name(call.func))) or bool(OPTIMIZER.search(self.ctx.text(call.func)))

@@ -260,6 +260,17 @@ class TopLevelNames:
         return frozenset(names)
 
 
+def imported_modules(node: ast.Import | ast.ImportFrom, module) -> list[str]:
+    """The modules an import statement may read: `a.b` of `import a.b`; `pkg.data`, and `pkg.data.x` in
+    case `x` is a module, of `from .data import x` in `pkg.train` (whether each exists is the project's to say)."""
+    if isinstance(node, ast.Import):
+        return [_sibling(alias.name, module) for alias in node.names]
+    origin = _absolute(node, module)
+    if not origin:
+        return []
+    return [origin, *(f"{origin}.{alias.name}" for alias in node.names if alias.name != "*")]
+
+
 def _absolute(node: ast.ImportFrom, module) -> str | None:
     """The module a `from` import imports from: `from ..data import x` in `pkg.sub.train` is `pkg.data`."""
     if not node.level:
