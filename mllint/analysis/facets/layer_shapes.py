@@ -4,6 +4,7 @@ to `(..., 1)`. Sizes come from the constructor's literal arguments; anything els
 from __future__ import annotations
 
 import ast
+import re
 
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, product
 from mllint.analysis.syntax.names import call_argument
@@ -247,6 +248,30 @@ def library_model_output(name: str, constructor: ast.Call, batch: Dim, size=cons
         return (batch, None, None, None), True
     classes = size(keywords["num_classes"]) if "num_classes" in keywords else 0  # (not given: a head may be replaced)
     return ((batch, classes), False) if classes != 0 else None
+
+
+# Parts of library image models whose output rank is known: torchvision's `features` (VGG, AlexNet,
+# DenseNet, MobileNet, EfficientNet, ConvNeXt, ...) and timm's `forward_features` of a convolutional network
+# give feature maps `(B, C, h, w)`; the `avgpool` of a torchvision model that pools to one cell `(B, C, 1, 1)`.
+# Token models (ViTs, Swins: `(B, N, C)` or channels last) and VGG's `avgpool` (to 7 x 7) are not read.
+CONVOLUTIONAL = re.compile(
+    r"resnet|resnext|densenet|mobilenet|efficientnet|regnet|vgg|alexnet|squeezenet|mnasnet|convnext|inception"
+    r"|googlenet|xception|dpn\d|senet|rexnet|ghostnet|mixnet|darknet|repvgg|nasnet|hrnet"
+)
+TOKENS = re.compile(r"vit|deit|swin|beit|mixer|former|cait|xcit|coat|twins|tnt|pit_|crossvit")
+POOLED_TO_ONE = re.compile(r"resnet|resnext|regnet|efficientnet|mobilenet_v3|convnext|inception|googlenet|shufflenet")
+FEATURE_MAPS = {"features": True, "forward_features": False}  # the part -> is it torchvision's (else timm's)
+
+
+def library_part_output(architecture: str | None, torchvision: bool, part: str, images: Shape | None) -> Shape | None:
+    """The output of the part `part` (`features`, `forward_features`, `avgpool`) of a library image model of
+    `architecture` run on a batch of images (or feature maps, for `avgpool`) `(B, C, H, W)`."""
+    name = (architecture or "").lower()
+    if images is None or len(images) != 4 or images[0] in (1, None) or not CONVOLUTIONAL.search(name) or TOKENS.search(name):
+        return None
+    if FEATURE_MAPS.get(part) is torchvision:
+        return (images[0], None, None, None)
+    return (*images[:2], 1, 1) if part == "avgpool" and torchvision and POOLED_TO_ONE.search(name) else None
 
 
 def truncated_children(expr: ast.AST) -> tuple[ast.AST, int] | None:

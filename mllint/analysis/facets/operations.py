@@ -10,7 +10,7 @@ import ast
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, dim_key, floor_divide, multiply, quotient
 from mllint.analysis.facets.indexing import int_literal, normalise
 from mllint.analysis.facets.layer_shapes import LOSSES, flatten, loss_output, pooled_sizes
-from mllint.analysis.facets.tensor_values import Items, Listed, Number, Size, Tensor, nested_shape, value_shape
+from mllint.analysis.facets.tensor_values import Frame, Items, Listed, Number, Size, Tensor, nested_shape, value_shape
 from mllint.analysis.facets.vocabulary import (
     INDEXED, PAIR_NAMES,
     ARRAY, BROADCAST, EINSUM, ELEMENTWISE, EYE, FUNCTIONS, JOIN, KEYWORD_ALIASES, LEGACY, LIKE, METHOD, METHOD_ALIASES, POOL, RANGE, SIZES, STEPS,
@@ -100,12 +100,15 @@ class Operations:
 
     def from_array(self, data: ast.AST) -> Shape | None:
         """The shape `torch.tensor(data)` / `np.array(data)` give: an array's own, or a nest of Python lists'
-        (`torch.tensor(labels)`, `np.array([score])` is `(1,)`, `torch.tensor([[b["y"]] for b in batch])`)."""
+        (`torch.tensor(labels)`, `np.array([score])` is `(1,)`, `torch.tensor([[b["y"]] for b in batch])`), or a
+        pandas frame's or Series'."""
         array = self.value_of(data)
         if isinstance(array, (Listed, Items, Number)):
             shape = nested_shape(array)
             if shape is not None or not isinstance(array, Items):
                 return shape
+        if isinstance(array, Frame) and not (array.positional or array.labelled or array.windowed or array.accessor):
+            return array.shape  # `torch.tensor(df["y"])`, `np.asarray(df[cols])`: a frame's values
         return array.shape if isinstance(array, Tensor) else _literal_shape(data)
 
     def indexed_pair(self, node: ast.Call, method: str, shape: Shape | None, at: int) -> Items | None:

@@ -905,6 +905,7 @@ class Interpreter(Operations):
             constructor = bound or self.shapes.constructor(node.func)
             with self.shapes.as_linted():
                 output = constructor[0].analysis(type(self.shapes)).module_output(constructor[1], arguments) if constructor is not None else None
+            output = output if output is not None or constructor is not None else self.shapes.library_part_output(node.func, arguments)
             if output is not None:
                 return output
             if self.record or is_self_attribute(node.func):

@@ -26,7 +26,7 @@ import dataclasses
 import itertools
 
 from mllint.analysis.objects.call_sites import built, made_classes, makers, possible_constants
-from mllint.analysis.objects.points_to import WRAPPERS
+from mllint.analysis.objects.points_to import NONE, WRAPPERS, Objects
 from mllint.analysis.program.callers import LIBRARY_TRAINERS, Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
@@ -35,11 +35,12 @@ from mllint.analysis.facets.data_shapes import as_dataset, collate, full_batches
 from mllint.analysis.facets.dims import Dim, Shape, Sym, floor_divide, format_ends, format_shape, multiply, same_shape
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.layer_shapes import (
-    CONVOLUTIONS, LINEAR, POOLS, LOSSES, SHAPE_PRESERVING, batched_convolution, batched_recurrent, constructor_dim, library_model_output, loss_output,
+    CONVOLUTIONS, LINEAR, POOLS, LOSSES, SHAPE_PRESERVING, batched_convolution, batched_recurrent, constructor_dim, library_model_output, library_part_output, loss_output,
     spatial_symbols, torch_layer_ends, torch_layer_output, torch_layer_outputs, truncated_children, truncated_resnet,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.values.library_classifiers import CLASSIFIER_HEADS, is_library_model
+from mllint.analysis.values.library_models import architecture
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, first_parameter, parameter_defaults, parameters
 from mllint.analysis.facets.operations import PARAMETERS, SIZED_CONSTRUCTORS
@@ -947,6 +948,27 @@ class Shapes:
             self._foreign.append(made[0][0])
         return made[0]
 
+
+    def library_part_output(self, func: ast.AST, arguments: list) -> Tensor | None:
+        """The output of a part of a library image model called on a batch (`self.features(x)` with
+        `self.features = torchvision.models.vgg16().features`, `self.backbone.forward_features(x)` of a timm
+        CNN, its `avgpool`), as `layer_shapes.library_part_output` knows it."""
+        objects = self.ctx.analysis(Objects)
+        found = objects.points_to(func)
+        part = next(iter(found)) if found and len(found) == 1 else None
+        if part is not None and part.kind == "field" and part.base is not None and part.base.kind != "made":
+            held = objects.held(part)  # `self.features`, what `__init__` puts there
+            part = next(iter(held - {NONE})) if held and len(held - {NONE}) == 1 else None
+        model = part.base if part is not None and part.kind == "field" else None
+        first = arguments[0] if len(arguments) == 1 and isinstance(arguments[0], Tensor) else None
+        if model is None or model.kind != "made" or not isinstance(model.node, ast.Call) or first is None:
+            return None
+        batch = _image_batch(first) if first.shape is None else None
+        images = first.shape if first.shape is not None else (batch, None, None, None) if batch is not None else None
+        shape, key = library_part_output(*architecture(model.ctx, model.node), part.name, images), ("call", id(func), first.key)
+        if shape is None:
+            return None
+        return Tensor(tuple(Sym(("size", key, i), name) if d is None else d for i, (d, name) in enumerate(zip(shape, "BCHW"))), key)
 
     def _keyed_module(self, expr: ast.AST, key: str) -> tuple[object, ast.Call] | None:
         """The layer an `nn.ModuleDict({...})` literal (`expr` built once) holds under `key`, with its module's context."""

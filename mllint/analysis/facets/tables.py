@@ -1,7 +1,7 @@
 """Shapes of tabular data: pandas frames and the NumPy arrays a text table is read into.
 
 A frame read or built by pandas (`pd.read_csv(path)`, `pd.DataFrame(...)`) has a symbol for its rows; a
-column `df["y"]` is a Series `(rows,)`, a list of columns `df[["y"]]` (or a name the module assigns such
+column `df["y"]` (or `df.y`) is a Series `(rows,)`, a list of columns `df[["y"]]` (or a name the module assigns such
 a list, `df[FEATURES]`, also imported, or a parameter every call site gives one; a list display of any names, `df[[target]]`; a configuration entry, `df[cfg["target"]]`, by the constants it may hold) a frame of that many columns, `df.iloc[...]` indexes it as an array
 (`df.iloc[i]` is a row: a Series over the columns, whose labels `row["y"]` give a value and `row[FEATURES]` a Series); `.values`
 and `.to_numpy()` give the array. Methods that keep the columns (`dropna()`, `sample(frac=1)`, ...) give a
@@ -24,6 +24,7 @@ SKLEARN_LOADERS = frozenset("sklearn.datasets." + n for n in "load_iris load_dia
 SKLEARN_GENERATORS = frozenset("sklearn.datasets." + n for n in "make_regression make_classification make_blobs make_moons make_circles make_friedman1 make_hastie_10_2".split())
 SAME_COLUMNS = frozenset("dropna sample reset_index copy fillna astype sort_values sort_index drop_duplicates head tail query abs interpolate ffill bfill rename take nlargest nsmallest".split())
 OTHER_COLUMNS = frozenset({"drop", "select_dtypes", "assign", "set_index"})  # a frame still, of columns not known
+PROPERTIES = frozenset("T at attrs axes columns dtypes empty flags iat iloc index loc ndim shape size style values plot sparse".split())  # a frame's, not its columns
 ACCESSORS = frozenset({"dt", "str"})  # a Series' element-wise accessors: `s.dt.total_seconds()` is a Series again
 MASKS = frozenset("isna notna isnull notnull isin between duplicated".split())  # a Series' boolean masks
 NOT_ELEMENTWISE = frozenset("get_dummies extract extractall partition rpartition split rsplit cat isocalendar components".split())
@@ -126,6 +127,8 @@ def frame_attribute(frame: Frame, attribute: str) -> object | None:
         return Frame(frame.shape, frame.key, positional=True)
     if attribute == "loc" and not frame.positional and not frame.labelled:
         return Frame(frame.shape, frame.key, labelled=True)
+    if len(frame.shape) == 2 and not frame.positional and not frame.across and attribute not in PROPERTIES and not attribute.startswith("_"):
+        return Frame(frame.shape[:1], ("column", attribute, frame.key))  # `df.price`: a column by its name
     return None
 
 

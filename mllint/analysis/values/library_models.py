@@ -65,17 +65,27 @@ def library_model(ctx, call: ast.Call) -> LibraryModel | None:
     name = ctx.qualified_name(call.func)
     if not name or not is_library_factory(name):
         return None
-    last = name.rsplit(".", 1)[-1]
-    if name.startswith("torchvision.models."):
-        return _family(_literal(call_argument(call, 0, "name")) if last == "get_model" else last, torchvision=True)
-    if name == "timm.create_model":
-        return _family(_literal(call_argument(call, 0, "model_name")))
-    if name == "torch.hub.load":
-        repository = _literal(call_argument(call, 0, "repo_or_dir")) or ""
-        return _family(_literal(call_argument(call, 1, "model")), torchvision=repository.startswith("pytorch/vision"))
+    if name.startswith("torchvision.models.") or name in ("timm.create_model", "torch.hub.load"):
+        return _family(*architecture(ctx, call))
     if name.startswith("segmentation_models_pytorch."):
         return SEGMENTATION_MODELS
-    return PRETRAINED if last == "from_pretrained" else CONFIGURED
+    return PRETRAINED if name.endswith(".from_pretrained") else CONFIGURED
+
+
+def architecture(ctx, call: ast.Call) -> tuple[str | None, bool]:
+    """(the architecture's name, is it torchvision's) of an image model a factory builds:
+    `torchvision.models.vgg16(...)` and `get_model("vgg16")`, `timm.create_model("resnet50")`,
+    `torch.hub.load("pytorch/vision", "resnet18")`; (None, False) for any other call or a name not written."""
+    name = ctx.qualified_name(call.func) or ""
+    last = name.rsplit(".", 1)[-1]
+    if name.startswith("torchvision.models.") and is_library_factory(name):
+        return _literal(call_argument(call, 0, "name")) if last == "get_model" else last, True
+    if name == "timm.create_model":
+        return _literal(call_argument(call, 0, "model_name")), False
+    if name == "torch.hub.load":
+        repository = _literal(call_argument(call, 0, "repo_or_dir")) or ""
+        return _literal(call_argument(call, 1, "model")), repository.startswith("pytorch/vision")
+    return None, False
 
 
 def is_library_factory(qualified: str) -> bool:
@@ -94,7 +104,7 @@ def is_library_factory(qualified: str) -> bool:
     return last in ("from_pretrained", "from_config") and qualified.startswith("transformers.") and ("Model" in owner or "For" in owner)
 
 
-def _family(model_name: str | None, torchvision: bool = False) -> LibraryModel | None:
+def _family(model_name: str | None, torchvision: bool) -> LibraryModel | None:
     name = (model_name or "").lower()
     if not name or NORM_FREE.search(name):
         return None

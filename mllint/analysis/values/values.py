@@ -594,10 +594,24 @@ class ValueKinds(ReachingDefinitions):
         if isinstance(expr.op, (ast.Add, ast.MatMult)):
             return _mixed([left, right]) or _mapped(left, right)
         if isinstance(expr.op, ast.Mult) and (left is None) != (right is None):
-            return _mixed([left or right])
+            return _weighted(left or right)
         if isinstance(expr.op, ast.Mult) and _gate(left) != _gate(right):  # `p_gen * vocab` of `p_gen = sigmoid(...)`
             return _mixed([right if _gate(left) else left])
         return _mixed([left]) if isinstance(expr.op, ast.Div) and right is None else None
+
+    def _contracted(self, spec: str, operands: list[ast.AST], depth: int, binding=None) -> Value | None:
+        """`torch.einsum("k,kbc->bc", w, probs)`: a stack of values (`torch.stack(probs)`) contracted over its
+        first axis with a vector of weights (whatever they are) is their linear combination; any other
+        contraction, not known."""
+        inputs, arrow, output = spec.replace(" ", "").partition("->")
+        subscripts = inputs.split(",")
+        if not arrow or len(subscripts) != 2 or len(operands) != 2:
+            return None
+        for stack, axes, weights in ((operands[1], subscripts[1], subscripts[0]), (operands[0], subscripts[0], subscripts[1])):
+            value = self.value(stack, depth + 1, binding)
+            if isinstance(value, Mixed) and value.stacked and axes[:1] == weights and weights.isalpha() and weights not in output:
+                return Mixed(value.values)
+        return None
 
     def _reduced(self, collection: ast.AST, depth: int, binding=None) -> Value | None:
         """The mean or sum over a collection of values (`torch.stack(probs).mean(0)`, `sum(probs)`)."""
@@ -651,6 +665,8 @@ class ValueKinds(ReachingDefinitions):
         if name in MATMUL_FUNCTIONS and len(call.args) == 2:
             operands = [self.value(argument, depth + 1, binding) for argument in call.args]
             return _mixed(operands) or _mapped(*operands)
+        if name == "torch.einsum" and len(call.args) >= 3 and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return self._contracted(first.value, call.args[1:], depth, binding)
         if name is None and _matmul_method(call):  # `p.bmm(one_hot)`: the method form
             operands = [self.value(operand, depth + 1, binding) for operand in (func.value, call.args[0])]
             return _mixed(operands) or _mapped(*operands)
@@ -1383,6 +1399,12 @@ def _matmul_method(call: ast.Call) -> bool:
         isinstance(func, ast.Attribute) and func.attr in MATMUL_METHODS and len(call.args) == 1 and not call.keywords
         and not is_self_attribute(func)
     )  # fmt: skip
+
+
+def _weighted(value: Value) -> Mixed:
+    """A value times a weight not known: a stack of values weighted item by item (`w[:, None, None] *
+    torch.stack(probs)`) is still a stack, to be reduced; anything else a combination of the one value."""
+    return Mixed(value.values, stacked=True, joined=value.joined) if isinstance(value, Mixed) and value.stacked else Mixed((value,))
 
 
 def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
