@@ -467,6 +467,9 @@ class Interpreter(Operations):
             self.env[target.id] = value
         elif self.tracks_self and is_self_attribute(target):
             self.env[f"self.{target.attr}"] = value
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and isinstance(self.env.get(target.value.id), Fields):
+            fields = self.env[target.value.id]  # `out.value = out.value.squeeze(1)` on a record: the field holds what reaches it
+            self.env[target.value.id] = Fields(tuple((k, v) for k, v in fields.values if k != target.attr) + ((target.attr, value),), fields.rest)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and isinstance(self.env.get(target.value.id), Fields):
             key, fields = target.slice, self.env[target.value.id]  # `item["labels"] = y` on a dict the analysis knows
             kept = tuple((k, v) for k, v in fields.values if not isinstance(key, ast.Constant) or k != key.value)

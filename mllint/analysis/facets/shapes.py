@@ -53,7 +53,7 @@ from mllint.analysis.facets.tensor_values import (
 )
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, module_statements, own_method, same_expression
 from mllint.analysis.values.runners import handed_back
-from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage, record_arguments, record_fields
+from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, built_record, describe_passage
 from mllint.findings import Related
 
 _CALLER_CHAIN: list[ast.AST] = []  # the functions whose parameters are being taken from a call site, across modules
@@ -685,7 +685,7 @@ class Shapes:
         if fields is not None or name is None:
             return fields
         found = project_class(self.view, name)
-        return record_arguments(record_fields(*found), call) if found is not None else None
+        return built_record(*found, call) if found is not None else None
 
     def _project_class(self, func: ast.AST) -> tuple[object, ast.ClassDef] | None:
         view = self.view

@@ -41,7 +41,7 @@ from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSum
 from mllint.analysis.values.reaching import MAX_DEPTH
 from mllint.analysis.values.values import (
     Called, Chained, Complement, Exp, Item, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
-    Unwrapped, Value, makes_task_model, record_arguments, record_fields,
+    Unwrapped, Value, built_record, makes_task_model,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -1089,7 +1089,7 @@ class ProjectView:
         """A dataclass or `NamedTuple` of another module built by `call` (of `module`): its fields' values by
         name, as `values` reads a record of the file itself (`TaggerOutput(scores=torch.sigmoid(z))`)."""
         home, node = cls.definition()
-        fields = record_arguments(record_fields(home, node), call) if home is not None and isinstance(call, ast.Call) else None
+        fields = built_record(home, node, call) if home is not None and isinstance(call, ast.Call) else None
         ctx = self.ctx if module is self.own else self.index.context(module.name) if self.index is not None else None
         if fields is None or ctx is None:
             return None

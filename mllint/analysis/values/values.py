@@ -757,7 +757,7 @@ class ValueKinds(ReachingDefinitions):
         builtin = isinstance(call.func, ast.Name) and call.func.id == "dict" and "dict" not in self.scopes.bound_anywhere()
         if builtin or name in RECORD_CLASSES or (name or "").startswith("transformers.") and name.endswith("Output"):
             return keywords if keywords and not call.args else None
-        return record_arguments(self._record_names(call.func), call)
+        return self._file_record(call)
 
     def _changed_record(self, value: ast.AST, name: ast.Name) -> bool:
         """Is `value`, bound to `name`, a record (`record_fields`) whose fields its scope stores to?"""
@@ -765,21 +765,23 @@ class ValueKinds(ReachingDefinitions):
         record = isinstance(value, ast.Call) and self.record_fields(value, self.ctx.qualified_name(value.func)) is not None
         return record and bool(self._fills.get(key) or self._changes.get(key))
 
-    def _record_names(self, func: ast.AST) -> list[str] | None:
-        """The field names, in order, of the record class of the file a call's function names: a top-level
-        dataclass or `NamedTuple` class, or `namedtuple("P", ["probs", "h"])` bound to a module-level name."""
+    def _file_record(self, call: ast.Call) -> dict[str, ast.AST] | None:
+        """Field name -> value of a call of a record class of the file its function names: a top-level
+        dataclass or `NamedTuple` class (`built_record`), or `namedtuple("P", ["probs", "h"])` bound to a
+        module-level name."""
+        func = call.func
         if not isinstance(func, ast.Name):
             return None
         for statement in module_statements(self.ctx.tree):
             if isinstance(statement, ast.ClassDef) and statement.name == func.id:
-                return record_fields(self.ctx, statement)
+                return built_record(self.ctx, statement, call)
             made = statement.value if isinstance(statement, ast.Assign) and [func.id] == [getattr(t, "id", None) for t in statement.targets] else None
             if isinstance(made, ast.Call) and self.ctx.qualified_name(made.func) == "collections.namedtuple" and len(made.args) == 2:
                 fields = made.args[1]
                 listed = fields.value.replace(",", " ").split() if isinstance(fields, ast.Constant) and isinstance(fields.value, str) else [
                     e.value for e in getattr(fields, "elts", ()) if isinstance(e, ast.Constant) and isinstance(e.value, str)
                 ]  # fmt: skip
-                return listed if listed and len(listed) == len(getattr(fields, "elts", listed)) else None
+                return record_arguments(listed, call) if listed and len(listed) == len(getattr(fields, "elts", listed)) else None
         return None
 
     def _makers(self, receiver: ast.expr) -> list[str | None]:
@@ -1445,6 +1447,17 @@ def record_fields(ctx, cls: ast.ClassDef) -> list[str] | None:
     if "dataclasses.dataclass" not in decorators and "typing.NamedTuple" not in [ctx.qualified_name(b) for b in cls.bases]:
         return None
     return [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+
+
+def built_record(ctx, cls: ast.ClassDef, call: ast.Call) -> dict[str, ast.AST] | None:
+    """Field name -> value of `call` building the record class `cls` (of `ctx`, `record_fields`), less the
+    fields a method of the class stores to (`self.value = self.value.squeeze(-1)` in `__post_init__`): those
+    hold what the method made, not what the call passed. None when `cls` is no record or the call does not fit."""
+    fields = record_arguments(record_fields(ctx, cls), call)
+    if fields is None:
+        return None
+    stored = {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and is_self_attribute(n)}
+    return {name: value for name, value in fields.items() if name not in stored}
 
 
 def record_arguments(names: list[str] | None, call: ast.Call) -> dict[str, ast.AST] | None:
