@@ -516,7 +516,8 @@ class Flow:
                 return state if owner is None else self._method_call(call, owner, func.attr, state)
         elif isinstance(func, ast.Name):
             if func.id in self.modes.functions and not self._shadowed(func):
-                return self._follow(call, self.modes.functions[func.id], None, state)
+                function = self.modes.functions[func.id]  # `with eval_mode(model):` of a `@contextmanager`: not run as called
+                return self._follow(call, function, None, state) if self.modes.runs_as_called(function) else self._unknown_arguments(call, state)
             if func.id in self.modes.classes or func.id in HARMLESS_BUILTINS:
                 return state
             key = self.key(func)
@@ -630,7 +631,7 @@ class Flow:
         instances = self.ctx.analysis(Instances)
         instance = instances.built(func.value) if isinstance(func, ast.Attribute) else None
         found = self.modes.objects.method(call) if instance is not None else None
-        if found is None or self.modes.of_module(found[0]).is_generator(found[1]) or not self.modes.of_module(found[0]).runs_as_called(found[1]):
+        if found is None or not self.modes.of_module(found[0]).runs_as_called(found[1]):
             return None
         passed = {}
         for parameter, argument in instances.passed(instance, call).items():

@@ -344,15 +344,16 @@ class Modes(CallSiteUses):
             if callee is None and passes and name is None and isinstance(call.func, ast.Attribute):
                 callee = method_called(self.ctx, call)
             home = self.of_module(callee.ctx) if callee is not None and callee.ctx is not self.ctx else None
-            if home is None or home.is_generator(callee.function) or not home.runs_as_called(callee.function):
+            if home is None or not home.runs_as_called(callee.function):
                 callee = None
             self._callees[call] = callee
         return self._callees[call]
 
     def runs_as_called(self, function: ast.AST) -> bool:
-        """Does a call of the function run its body (no decorator, or only ones that set the gradient mode
-        around it: `@torch.no_grad()`)? Any other decorator may make it something else (`@contextmanager`)."""
-        return all(self.qualified_name(d.func if isinstance(d, ast.Call) else d) in GRAD_MODES for d in function.decorator_list)
+        """Does a call of the function run its body: no generator (`yield` hands the body over in parts), and
+        no decorator but ones that set the gradient mode around it (`@torch.no_grad()`)? Any other decorator
+        may make it something else (`@contextmanager`, whose `with` body runs at its `yield`)."""
+        return not self.is_generator(function) and all(self.qualified_name(d.func if isinstance(d, ast.Call) else d) in GRAD_MODES for d in function.decorator_list)
 
     def is_generator(self, function: ast.AST) -> bool:
         if function not in self._generators:
