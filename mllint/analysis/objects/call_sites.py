@@ -24,7 +24,7 @@ import operator
 from collections.abc import Iterator
 from weakref import WeakKeyDictionary
 
-from mllint.analysis.objects.constants import declared_default
+from mllint.analysis.objects.constants import declared_default, stored_in_project
 from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NAMESPACES, NONE, Obj, Objects, argparse_default, class_bindings, union
 from mllint.analysis.syntax.folding import UNKNOWN, after_exit, arms, fold, known_constant, runs
 from mllint.analysis.syntax.names import call_argument
@@ -537,6 +537,8 @@ def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth
     for value in inner or (None,):
         if value is not None and value.kind == "field" and value.base.kind == "made":  # an attribute nothing writes
             default = _class_default(objects._of(value.ctx), value) or argparse_default(value)
+            if default is not None and stored_in_project(value.ctx, value.name):
+                return None  # `apply(cfg, path)` may set it: not the default alone
             written = _written_field(objects, value, binding) if default is None and inner == {obj} and depth < MAX_DEPTH else None
             if written:  # `args.sigmoid_out = True` after `parse_args()`: what the writes put there
                 found = [_object_constants(objects, w, binding, depth + 1) for w in written]
@@ -593,7 +595,9 @@ MAX_COMPUTED = 16  # constants an arithmetic expression of several-valued operan
 def _computed(value: Obj, depth: int) -> frozenset | None:
     """The constants arithmetic on constants makes, read where it is written: `cfg["epochs"] * 0.5` with
     `cfg = {"epochs": 90}` gives 45.0, and a list comprehension over a tuple of constants makes a tuple
-    (`[int(epochs * f) for f in (0.5, 0.75)]`: `(45, 67)`); None for any other object."""
+    (`[int(epochs * f) for f in (0.5, 0.75)]`: `(45, 67)`); None for any other object, and for a product
+    of two settings neither of which is a share (`EPOCHS * STEPS`: a count in neither's unit, as a name such as
+    `total_steps` says)."""
     node = value.node if value.kind == "made" else None
     if not isinstance(node, ast.BinOp | ast.ListComp) or depth >= MAX_CONVERSIONS:
         return None
@@ -608,6 +612,8 @@ def _fold(ctx, node: ast.AST, names: dict, depth: int) -> frozenset | None:
         left, right = _fold(ctx, node.left, names, depth), _fold(ctx, node.right, names, depth)
         if left is None or right is None or len(left) * len(right) > MAX_COMPUTED:
             return None
+        if isinstance(node.op, ast.Mult) and not any(_literal(n, names) or _shares(v) for n, v in ((node.left, left), (node.right, right))):
+            return None  # `epochs * steps_per_epoch`: a product of settings counts neither's unit
         try:
             return frozenset(ARITHMETIC[type(node.op)](a, b) for a in left for b in right if _number(a) and _number(b)) or None
         except ArithmeticError:
@@ -637,6 +643,21 @@ def _comprehended(ctx, node: ast.ListComp, names: dict, depth: int) -> frozenset
         return None
     made = [_fold(ctx, node.elt, {**names, loop.target.id: item}, depth) for item in items]
     return frozenset({tuple(next(iter(m)) for m in made)}) if all(m is not None and len(m) == 1 for m in made) else None
+
+
+def _literal(node: ast.AST, names: dict) -> bool:
+    """Is `node` written out of constants, or of comprehension variables over them (`0.5`, `f` of `for f
+    in (0.5, 0.75)`): a factor that scales a setting, not another setting?"""
+    return all(
+        isinstance(n, ast.Name) and n.id in names or not isinstance(n, ast.Name | ast.Attribute | ast.Subscript | ast.Call)
+        for n in ast.walk(node)
+    )  # fmt: skip
+
+
+def _shares(values: frozenset) -> bool:
+    """Are the values all fractions in (0, 1): a share of what they multiply (`args.epochs * args.decay_every`
+    with `default=0.25`), in its unit?"""
+    return all(type(v) is float and 0 < v < 1 for v in values)
 
 
 def _number(value: object) -> bool:

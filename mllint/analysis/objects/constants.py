@@ -18,7 +18,7 @@ from weakref import WeakKeyDictionary
 
 from mllint.analysis.program.callers import MAX_SITES, Binding, Callers
 from mllint.analysis.program.calls import bind_arguments
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project import ANY_ATTRIBUTE, STORES_KEY, ProjectView, stored_words
 from mllint.analysis.syntax.folding import UNKNOWN, fold, known_constant, taken_arms
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters
@@ -26,6 +26,7 @@ from mllint.analysis.values.reaching import MAX_DEPTH
 from mllint.analysis.values.values import ValueKinds
 
 _STORED: WeakKeyDictionary = WeakKeyDictionary()  # function -> the names it assigns (gone with its tree)
+_STORED_ATTRIBUTES: WeakKeyDictionary = WeakKeyDictionary()  # a file of no project -> the index's words of its stores
 MAX_UNROLL = 8  # items of a literal collection a loop over it is run once for (read by the facets' flows)
 
 
@@ -144,7 +145,8 @@ def field_constants(construction: ast.Call, cls: ast.ClassDef, home) -> dict[str
     """The constants an object of a class of `home` whose fields make its constructor (a dataclass, an attrs
     class, a NamedTuple: no `__init__`) holds as `self.<field>`: what the construction passes for a field,
     else the field's constant default (`loss: str = "ce"`, `field(default="ce")`); fields a method of the
-    class writes are left out, and every default when the construction spreads a mapping (`**overrides`)."""
+    class writes, or other code of the project may (`stored_in_project`), are left out, and every default
+    when the construction spreads a mapping (`**overrides`)."""
     if any(isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "__init__" for s in cls.body):
         return {}
     fields = [s for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
@@ -157,9 +159,22 @@ def field_constants(construction: ast.Call, cls: ast.ClassDef, home) -> dict[str
     for field in fields:
         name = field.target.id
         value = passed.get(name, None if spread else declared_default(home, field.value))
-        if name not in written and isinstance(value, ast.Constant):
+        if name not in written and isinstance(value, ast.Constant) and not stored_in_project(home, name):
             constants[f"self.{name}"] = value.value
     return constants
+
+
+def stored_in_project(ctx, attribute: str) -> bool:
+    """May code of the project of `ctx` (the file alone when it has none) store `attribute` on some object
+    other than `self`: `cfg.head = d.get("head", cfg.head)` through a helper's parameter, `setattr(cfg, k, v)`
+    over a loaded file, `vars(args).update(json.load(f))`? Then a config field or an option may hold other
+    than its default, whichever object the store reaches (`ProjectIndex.modules_storing`, by the text)."""
+    index = ctx.project or ctx.read_for
+    if index is not None:
+        return bool(index.modules_storing(attribute))
+    if ctx not in _STORED_ATTRIBUTES:
+        _STORED_ATTRIBUTES[ctx] = frozenset(stored_words(ctx.source.text.encode()))
+    return bool(_STORED_ATTRIBUTES[ctx] & {f".{attribute}{STORES_KEY}", ANY_ATTRIBUTE})
 
 
 def declared_default(ctx, value: ast.AST | None) -> ast.AST | None:

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from mllint.analysis.objects.constants import call_constants, declared_default, field_constants, passes_self, reachable_returns, site_constants, stored_names as _stored_names
+from mllint.analysis.objects.constants import call_constants, declared_default, field_constants, passes_self, reachable_returns, site_constants, stored_in_project, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
 from mllint.analysis.program.registries import applied_stores, identity_decorator, registrations
 from mllint.analysis.program.callers import MAX_SITES, Callers
@@ -874,9 +874,10 @@ class Objects:
         """What a field of an object that nothing writes holds as its construction declares it: the keyword a
         `SimpleNamespace(...)` is made with; for a class whose fields make its constructor (a dataclass: no
         `__init__`, not a module), what the construction passes for the field, else the field's default
-        (`sched_kwargs: dict = field(default_factory=lambda: {"step_size": 30})`: that dict). None when unknown."""
+        (`sched_kwargs: dict = field(default_factory=lambda: {"step_size": 30})`: that dict). None when unknown,
+        or when code of the project may store the field on an object it does not follow (`stored_in_project`)."""
         call = base.node if base.kind == "made" and isinstance(base.node, ast.Call) and base.ctx is not None else None
-        if call is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        if call is None or stored_in_project(base.ctx, attribute) or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return None
         made = self._of(base.ctx)
         passed = next((k.value for k in call.keywords if k.arg == attribute), None)

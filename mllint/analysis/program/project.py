@@ -138,6 +138,17 @@ CLASS_BASES = re.compile(rb"\bclass[ \t]++\w++[ \t]*+\(([^)]*+)\)")
 ITEM_CALL = re.compile(rb"\bfor[ \t]++(\w++)[ \t]++in\b[^\n]*+\n(?:[^\n]*+\n){0,3}?[ \t]*+\1[ \t]*+\(")
 BASE_NAME = re.compile(rb"([A-Za-z_]\w*+)[ \t\r\n\\]*+(?=,|$)")
 JSON_SEPARATOR_ESCAPE = re.compile(rb"\\[nrtf]")
+# Attributes a module stores on an object other than `self` (`cfg.head = ...`, `cfg.lr *= 2`, `setattr(cfg,
+# "head", v)`): the index's word `.head=`; and stores of attributes its text does not name (`setattr(cfg, k,
+# v)`, `vars(args).update(d)`, `cfg.__dict__.update(d)`): the word `ANY_ATTRIBUTE`.
+STORED_ATTRIBUTE = re.compile(rb"(?<!\bself)\.[ \t]*+(\w++)[ \t]*+(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)")
+SETATTR_NAMED = re.compile(rb"\bsetattr[ \t]*+\([^,()]*+,[ \t]*+[\"'](\w++)[\"']")
+ANY_ATTRIBUTE_STORE = re.compile(
+    rb"\bsetattr[ \t]*+\((?![ \t]*+self[ \t]*+,)[^,()]*+,[ \t]*+(?![\"'])"
+    rb"|\bvars[ \t]*+\([^()]*+\)[ \t]*+\.[ \t]*+update\b|\.[ \t]*+__dict__[ \t]*+(?:\.[ \t]*+update\b|\[)"
+)
+STORES_KEY = "="  # a dependency on which modules store an attribute: `.head=`
+ANY_ATTRIBUTE = ".*" + STORES_KEY
 MAX_SUBCLASSES = 16  # project classes derived from one class that are searched for a method it lacks
 MAX_PROJECT_FILES = 20000  # beyond, the rest of a huge directory is not searched for callers
 CALLS_KEY = "("  # a dependency on which modules call a name: `train(`
@@ -293,6 +304,17 @@ class ProjectIndex:
         from the same word index; recorded as `modules_calling`'s answer is."""
         return self.modules_calling(f"({name})")
 
+    def modules_storing(self, attribute: str) -> list[str]:
+        """The modules of the project whose text stores `attribute` on an object other than `self`, or an
+        attribute it does not name (`setattr(cfg, k, v)`), from the same word index; recorded as
+        `modules_calling`'s answer is."""
+        found = []
+        for word in (f".{attribute}{STORES_KEY}", ANY_ATTRIBUTE):
+            modules = self._calls().modules(word)
+            self._record(word, None, _listing_digest(modules))
+            found += modules
+        return sorted(set(found))
+
     def _calls_key(self) -> tuple:
         return tuple(sorted(self.roots.items()))
 
@@ -305,8 +327,8 @@ class ProjectIndex:
 
     def digest(self, module: str) -> str | None:
         """What a cached result checks: the digest of the module's file (None: no such module), for
-        `name(`, of the list of modules that call the name, and for `file:PATH`, of that file."""
-        if module.endswith(CALLS_KEY):
+        `name(` (`.name=`), of the list of modules that call (store) the name, and for `file:PATH`, of that file."""
+        if module.endswith((CALLS_KEY, STORES_KEY)):
             return _listing_digest(self._calls().modules(module))
         if module.startswith(FILE_KEY):
             path = module[len(FILE_KEY):]
@@ -417,7 +439,7 @@ class _CallIndex:
             bases = {b"(" + b + b")" for bases in CLASS_BASES.findall(text) for b in BASE_NAME.findall(bases.strip())}
             dispatch = {b"__call__"} if ITEM_CALL.search(text) else set()
             called = set(CALL_WORD.findall(text)) | set(DECORATOR.findall(text))
-            words = tuple(sys.intern(w.decode("ascii") + "(") for w in called | bases | dispatch)
+            words = tuple(sys.intern(w.decode("ascii") + "(") for w in called | bases | dispatch) + stored_words(text)
             for word in words:
                 self.calls.setdefault(word, set()).add(path)
             self.files[path] = (module, stamp, words)
@@ -425,6 +447,13 @@ class _CallIndex:
     def _forget(self, path: str) -> None:
         for word in self.files.pop(path)[2]:
             self.calls[word].discard(path)
+
+
+def stored_words(text: bytes) -> tuple[str, ...]:
+    """The index's words for the attributes a module's `text` stores (`STORED_ATTRIBUTE`)."""
+    named = {*STORED_ATTRIBUTE.findall(text), *SETATTR_NAMED.findall(text)}
+    words = {sys.intern("." + n.decode("ascii") + STORES_KEY) for n in named}
+    return tuple(words | ({ANY_ATTRIBUTE} if ANY_ATTRIBUTE_STORE.search(text) else set()))
 
 
 def _code_text(path: str) -> bytes:
