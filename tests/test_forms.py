@@ -31,7 +31,6 @@ KNOWN = {
     ("ml12_objects/text_model.py", "builder", "lost", "ML101"): BUILDER,
     ("ml1_added_layers/train.py", "params", "lost", "ML702"): PARAMS,
     ("ml2_fresh_modules/translator/tests/test_embeddings.py", "alias", "gained", "ML201"): FRESH_HELD,
-    ("ml3_blind/from_pretrained_via_helper/finetune.py", "builder", "lost", "ML303"): BUILDER,
     ("ml3_longtail/train_vse.py", "params", "lost", "ML303"): PARAMS,
     ("ml3_resume/reproduce.py", "params", "gained", "ML303"): PARAMS_GAINED,
     ("ml4_longtail/lazy_ok.py", "alias", "gained", "ML407"): LAZY_ALIAS,

@@ -528,6 +528,8 @@ class Flow:
         callee = self.modes.project_callee(call)
         if callee is not None:
             return self._follow(call, callee.function, None, state, callee.ctx)
+        if self.modes.leaves_modes(call):  # `log_stats(model, step)` of a module that switches no mode
+            return state
         return self._unknown_arguments(call, state)
 
     def _method_call(self, call: ast.Call, owner: str, method: str, state: State) -> State:

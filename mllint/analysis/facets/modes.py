@@ -41,7 +41,7 @@ from mllint.analysis.objects.returned import as_passed
 from mllint.analysis.facets.mode_calls import CallGraph, build_call_graph, closure, named_targets
 from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
-    COPIES, FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
+    COPIES, FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, HARMLESS_BUILTINS, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, MODE_NEUTRAL, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
 )  # fmt: skip
 from mllint.analysis.facets.mode_flow import Flow
 from mllint.analysis.facets.mode_reach import OutputReach, kept_elements
@@ -113,6 +113,7 @@ class Modes(CallSiteUses):
         self._keys: dict[tuple[ast.AST, ast.AST], str | None] = {}  # (receiver, scope) -> its key
         self._seen: dict[str, set[ast.AST]] = {}  # a rule's test (by name) -> the scopes that see a call it wants
         self._callees: dict[ast.Call, Callee | None] = {}
+        self._neutral: dict[tuple[ast.AST, int], bool] = {}  # (function, depth) -> `switches_nothing`
         self._builds: dict[ast.Call, bool] = {}
         self._call_orders: dict[ast.AST, list[ast.Call]] = {}
         self._own_nodes: dict[tuple, list[ast.AST]] = {}  # (scope, types, stored) -> its own nodes of those types
@@ -348,6 +349,44 @@ class Modes(CallSiteUses):
                 callee = None
             self._callees[call] = callee
         return self._callees[call]
+
+    def leaves_modes(self, call: ast.Call, depth: int = 0) -> bool:
+        """Does `call` run a function of another module of the project that cannot switch a mode
+        (`log_stats(model, step)` of a utils.py with no `.eval(`/`.train(`)? The flow then keeps the modes
+        of what it passes. A call of a library, or one not resolved, may switch them."""
+        name = self.qualified_name(call.func) or ""
+        callee = self.resolver.resolve(call, followed=ANY_MODULE, reexported=True) if "." in name and self.resolver else None
+        module = callee.ctx.module if callee is not None and callee.ctx is not self.ctx else None
+        if module is None or self.view.index is None or self.view.index.mentions(module.name, FOLLOWED_MODULES):
+            return False
+        return self.of_module(callee.ctx).switches_nothing(callee.function, depth)
+
+    def switches_nothing(self, function: ast.AST, depth: int = 0) -> bool:
+        """Can a function of a module with no `.eval(`/`.train(` leave its parameters' modes alone? Each
+        call its parameters reach must be a mode-neutral method (`model.state_dict()`), a call of the
+        model itself, torch's, a harmless builtin, or a call of such a function of the project (to
+        `MAX_CALL_DEPTH`); a library's (`wandb.watch(model)`) may switch them."""
+        key = (function, depth)
+        if key not in self._neutral:
+            self._neutral[key] = depth <= MAX_CALL_DEPTH and self.runs_as_called(function) and all(
+                self._keeps_modes(call, parameter_names(function), depth) for call in self.ctx.index.within(function, ast.Call)
+            )  # fmt: skip
+        return self._neutral[key]
+
+    def _keeps_modes(self, call: ast.Call, parameters: set[str], depth: int) -> bool:
+        func = call.func
+        method = isinstance(func, ast.Attribute) and receiver_head(func.value) in parameters
+        passed = [a.value if isinstance(a, ast.Starred) else a for a in [*call.args, *(k.value for k in call.keywords)]]
+        if not any(receiver_head(a) in parameters for a in passed) and (not method or func.attr in MODE_NEUTRAL):
+            return True  # `model.parameters()`, `print(step)`: no parameter handed on
+        if isinstance(func, ast.Name) and func.id in parameters:
+            return True  # `model(batch)`: runs the model
+        name = self.qualified_name(func) or ""
+        if name.startswith("torch.") or name in HARMLESS_BUILTINS:
+            return True
+        if isinstance(func, ast.Name) and func.id in self.functions:
+            return self.switches_nothing(self.functions[func.id], depth + 1)
+        return not method and self.leaves_modes(call, depth + 1)
 
     def runs_as_called(self, function: ast.AST) -> bool:
         """Does a call of the function run its body: no generator (`yield` hands the body over in parts), and
