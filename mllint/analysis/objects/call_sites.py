@@ -103,10 +103,10 @@ def _on_taken_branches(made: list[tuple[object, ast.Call]], linted) -> list[tupl
     return [(ctx, call) for ctx, call in kept if not any(_killed(ctx, call, *found) for found in rebound)] or made
 
 
-def _arms_around(ctx, call: ast.Call) -> Iterator[tuple[ast.If, bool]]:
-    """(each `if` around the statement of `call` in its own scope, is the statement in its body)."""
-    statement = ctx.scopes.statement(call)
-    return arms(ctx.scopes.ancestors(statement), statement)
+def _arms_around(ctx, call: ast.Call) -> Iterator[tuple[ast.If | ast.IfExp, bool]]:
+    """(each `if`, and `a if c else b`, around `call` in its own scope, is `call` in the arm its test holds
+    for): `model = Conv() if args.arch == "conv" else MLP()` makes `MLP()` only with the default "mlp"."""
+    return arms(ctx.scopes.ancestors(call), call)
 
 
 def _after_taken_exit(ctx, call: ast.Call, linted) -> bool:
@@ -424,7 +424,7 @@ def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
     file, when `ctx` is another module of the project."""
     objects = ctx.analysis(Objects)
     func = call.func
-    named = _named_classes(ctx, func, linted)
+    named = _named_classes(ctx, _bound_callee(ctx, func), linted)
     if named is not None:
         return named
     item = table_item(ctx, func)
@@ -439,10 +439,17 @@ def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
 def table_item(ctx, func: ast.AST) -> ast.Subscript | None:
     """The table read a call calls: `MODELS[name]` of `MODELS[name](...)`, or of `cls(...)` with `cls` bound
     only to `MODELS[name]`; None for any other callee."""
+    func = _bound_callee(ctx, func)
+    return func if isinstance(func, ast.Subscript) else None
+
+
+def _bound_callee(ctx, func: ast.AST) -> ast.AST | None:
+    """What a call calls: the callee itself, or for a name the one value bound to it (`cls = MODELS[name]`,
+    `ctor = getattr(lr_scheduler, cfg.name)`); None for a name bound otherwise."""
     if isinstance(func, ast.Name):
         bound = ctx.analysis(ValueKinds).reaching_values(func)
-        func = bound[0] if bound is not None and len(bound) == 1 else None
-    return func if isinstance(func, ast.Subscript) else None
+        return bound[0] if bound is not None and len(bound) == 1 else None
+    return func
 
 
 def _named_classes(ctx, func: ast.AST, linted=None) -> frozenset | None:

@@ -15,7 +15,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 def fold(test: ast.AST, constants: dict):
     """True or False when a test is decided by the loop variables known as constants (`phase == "train"`,
-    `phase != "src" and x`, `not is_train`); None when it is not."""
+    `phase != "src" and x`, `not is_train`, a literal `True`); None when it is not."""
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
     if isinstance(test, ast.Name | ast.Attribute):
         value = known_constant(test, constants)
         return None if value is UNKNOWN or value is SOMETHING else bool(value)

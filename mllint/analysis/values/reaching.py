@@ -10,6 +10,7 @@ import ast
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
+from mllint.analysis.syntax.folding import arms, fold, runs
 from mllint.analysis.syntax.names import call_argument, dict_entries, is_self_attribute, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.syntax.tree import assignment_targets, position
@@ -35,9 +36,13 @@ class Bindings:
 
 
 def _arms(branch: ast.If) -> list[list[ast.stmt]]:
-    """The arms of an `if`/`else` (none without an `else`). An `elif` chain dispatching on the values
+    """The arms of an `if`/`else` (none without an `else`) that may run: the one its test takes when the
+    test decides itself (`if True:`, without an `else` too). An `elif` chain dispatching on the values
     of one setting (`if self.kind == "self": ... elif self.kind == "context": ...`) needs no `else`:
     a value no arm handles is a configuration error, not a path the code means."""
+    held = _literal(branch)
+    if held is not None:
+        return [branch.body] if held else [branch.orelse]
     bodies, tests, node = [], [], branch
     while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
         bodies.append(node.body)
@@ -50,6 +55,11 @@ def _arms(branch: ast.If) -> list[list[ast.stmt]]:
     dispatch = len(tests) > 1 and all(_compares_with_constants(t) for t in tests)
     subjects = {reference_key(t.left) for t in tests} if dispatch else set()
     return bodies if len(subjects) == 1 and None not in subjects else []
+
+
+def _literal(branch: ast.If) -> bool | None:
+    """The truth of a test its own text decides (`True`, `not 0`), None for any other."""
+    return fold(branch.test, {})
 
 
 def _compares_with_constants(test: ast.expr) -> bool:
@@ -445,8 +455,8 @@ class ReachingDefinitions:
         for index in range(first_after - 1, -1, -1):
             definition = definitions.definitions[index]
             statement = self.scopes.statement(definition.node)
-            if self._binds_from(statement, use):
-                continue
+            if self._binds_from(statement, use) or not runs(arms(self.scopes.ancestors(statement), statement), _literal):
+                continue  # the old `x` of `x = x.detach()`, or a binding in an arm a literal test rules out
             reaching.append(definition)  # type: ignore[union-attr]
             statements.add(statement)
             if self._runs_before(definition.node, around_use) or self._in_both_arms(statements, statement, around_use, proven):

@@ -473,6 +473,8 @@ class ValueKinds(ReachingDefinitions):
             return inner if inner is None or inner is PENDING else Item(inner, None)
         # Sub-expressions that keep the value (a branch, a wrapper's `.module`, a distribution's field)
         # cost no depth: the budget counts assignments followed.
+        if isinstance(expr, ast.IfExp) and (held := fold(expr.test, {})) is not None:  # `a if True else b`: the arm taken
+            return self._value(expr.body if held else expr.orelse, depth, binding)
         if isinstance(expr, ast.IfExp):  # `model.module if wrapped else model`: known when both agree
             both = [v for v in (self._value(expr.body, depth, binding), self._value(expr.orelse, depth, binding)) if v is not PENDING]
             return None if not both or None in both else both[0] if len(both) == 1 else OneOf(tuple(both))
