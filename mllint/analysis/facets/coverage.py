@@ -21,6 +21,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.facets.detached import cut_along_chain
 from mllint.analysis.facets.gradients import under_no_grad
 from mllint.analysis.facets.parameters import OptimizerConstructors, Unregistered, _elements, _makes_parameters, _project_class
 from mllint.analysis.objects.call_sites import built
@@ -305,11 +306,21 @@ def _forward_uses(ctx, cls: ast.ClassDef) -> dict[str, ast.AST]:
                 if helper is not None:
                     methods.append(helper)
                     continue
-                if _cut(ctx, parent):
+                if cut_along_chain(ctx, parent):
                     continue
-            if not under_no_grad(ctx, node):
+            if not (under_no_grad(ctx, node) or _given_to_no_grad_method(ctx, cls, node)):
                 uses.setdefault(node.attr, node)
     return uses
+
+
+def _given_to_no_grad_method(ctx, cls: ast.ClassDef, node: ast.AST) -> bool:
+    """Is `node` an argument of a call of the class's own method that runs under `no_grad` (a target
+    network's soft update: `self.soft_update(self.online, self.target, tau)`)?"""
+    call = ctx.scopes.parent(node)
+    if not (isinstance(call, ast.Call) and node in call.args and is_self_attribute(call.func)):
+        return False
+    method = own_method(cls, call.func.attr)
+    return method is not None and bool(method.body) and under_no_grad(ctx, method.body[0])
 
 
 def _roots(ctx, cls: ast.ClassDef) -> list[ast.AST]:
@@ -318,11 +329,6 @@ def _roots(ctx, cls: ast.ClassDef) -> list[ast.AST]:
         return [m for m in [own_method(cls, "forward")] if m is not None]
     methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
     return [m for m in methods if any(isinstance(n.func, ast.Attribute) and n.func.attr == "backward" for n in ctx.index.within(m, ast.Call))]
-
-
-def _cut(ctx, call: ast.Call) -> bool:
-    holder = ctx.scopes.parent(call)
-    return isinstance(holder, ast.Attribute) and holder.attr in ("detach", "data")
 
 
 def _left_alone(ctx, class_ctx, cls: ast.ClassDef, model: str, missed: str) -> bool:

@@ -70,7 +70,7 @@ def _detached_call(ctx, use: ast.Attribute) -> ast.Call | None:
     if not (is_self_attribute(use) and isinstance(call, ast.Call) and call.func is use):
         return None
     holder = ctx.scopes.parent(call)
-    if under_no_grad(ctx, call) or _cuts(ctx, holder):
+    if under_no_grad(ctx, call) or cut_along_chain(ctx, call):
         return call
     single = isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)
     return call if single and _only_read_detached(ctx, holder.targets[0]) else None
@@ -82,6 +82,22 @@ def _only_read_detached(ctx, target: ast.Name) -> bool:
     function = ctx.scopes.enclosing_function(target)
     reads = [n for n in ctx.scopes.reads(function, target.id) if target in [d.node for d in values.reaching_definitions(n)]]
     return bool(reads) and all(_cuts(ctx, ctx.scopes.parent(read)) for read in reads)
+
+
+def cut_along_chain(ctx, node: ast.AST) -> bool:
+    """Is `node`'s value cut further along its own chain of methods and indexing, before anything else
+    reads it (`net(x).detach()`, `net(x).max(1)[0].detach()`, `net(x).data`)?"""
+    while True:
+        holder = ctx.scopes.parent(node)
+        if _cuts(ctx, holder):
+            return True
+        if isinstance(holder, ast.Subscript) and holder.value is node:
+            node = holder
+            continue
+        call = ctx.scopes.parent(holder) if isinstance(holder, ast.Attribute) and holder.value is node else None
+        if not (isinstance(call, ast.Call) and call.func is holder):
+            return False
+        node = call
 
 
 def _cuts(ctx, node: ast.AST | None) -> bool:
