@@ -313,12 +313,15 @@ class Selections:
         if _names_test(key):
             return f"its name, `{key}`", ()
         if isinstance(score, ast.Subscript):  # `test_metrics["acc"]`, `results["acc"]` of an evaluation
+            if _names_validation(score.slice):
+                return None, ()  # `accs["val"]` of an evaluation of every split
             score = score.value
             key = _last(score, whole=True)
             if _names_test(key):
                 return f"its name, `{key}`", ()
         if isinstance(score, ast.Name):
-            made = [getattr(self._statement(d.node), "value", None) for d in self.values.reaching_definitions(score)]
+            definitions = self.values.reaching_definitions(score)  # `va` of `va, te = acc(val), acc(test)`: its own item
+            made = [d.value if d.value is not None else getattr(self._statement(d.node), "value", None) for d in definitions]
         else:  # the evaluation itself: `stopper(evaluate(model, loaders["test"]), model)`, `-evaluate(...)[1]`
             made = [score]
         for value in made:
@@ -448,6 +451,11 @@ def _names_test(text: str) -> bool:
     """Does a name or key say test data (`test_acc`, `test_eval`: an evaluation of the test set), and no
     validation data (`val_test`, `eval_loader`)?"""
     return bool(TEST.search(text)) and not VALIDATION.search(EVALUATION.sub("", text))
+
+
+def _names_validation(key: ast.AST) -> bool:
+    """Is `key` a constant naming validation data, not test data (`"val"`, `"idx_valid"`)?"""
+    return isinstance(key, ast.Constant) and isinstance(key.value, str) and bool(VALIDATION.search(key.value)) and not TEST.search(key.value)
 
 
 def _score_and_best(compare: ast.Compare) -> tuple[ast.AST, ast.AST] | None:
