@@ -26,7 +26,7 @@ class BceOnSigmoid(Rule):
     through variables. A loss that is only compared, printed or turned into a number
     (`torch.allclose(reference, fused)`, `loss.item()`) is not reported: that is a numeric check of the
     fused loss, not training. A `BCELoss` module of the file whose every use is given sigmoid output is
-    reported once, at its construction, where the fix is; otherwise each use is.
+    reported once, at its first use, naming its construction, where the fix is; otherwise each use is.
 
     The rule is a suggestion, off by default, because the code it finds is correct: a sigmoid followed
     by `BCELoss` is how the DCGAN discriminator and the VAE decoder are written in their papers and in
@@ -89,11 +89,15 @@ class BceOnSigmoid(Rule):
                 self.report(found.argument, message + self.advice, related=found.related)
             else:
                 by_loss.setdefault(construction, []).append((call, found))
-        for construction, uses in by_loss.items():  # the fix is at the loss's construction: one finding there
-            lines = sorted({call.lineno for call, _ in uses})
-            callee = uses[0][1].callee
-            message = f"`{callee}` (`{self.ctx.text(construction)}`) is given sigmoid output at line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}: "
-            self.report(construction, message + self.advice, related=uses[0][1].related)
+        for construction, uses in by_loss.items():  # one finding, at the first use, naming where the fix is
+            call, found = min(uses, key=lambda use: (use[0].lineno, use[0].col_offset))
+            others = sorted({c.lineno for c, _ in uses} - {call.lineno})
+            also = f" (also at line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})" if others else ""
+            message = (
+                f"`{self.ctx.text(found.argument)}` is sigmoid output{found.origin.where(found.argument)}, passed to "
+                f"`{found.callee}` (`{self.ctx.text(construction)}`, line {construction.lineno}){also}: change it there; "
+            )
+            self.report(found.argument, message + self.advice, related=found.related)
 
     advice = "`BCEWithLogitsLoss` on the logits keeps the gradient where the sigmoid saturates"
 
