@@ -168,7 +168,10 @@ class Objects:
         parameter of `scope` (its callers say what it is), `self` for its instance, `self.x` for an
         attribute of an nn.Module's `self` (which `self.eval()` switches too), an object's own key else;
         None when unknown or past the budget."""
-        found = self.points_to(expr)
+        return self.key_of(self.points_to(expr), scope)
+
+    def key_of(self, found: frozenset | None, scope: ast.AST | None) -> str | None:
+        """`key` of the objects `found` (a may-set)."""
         if not found:
             return None
         found = found - {NONE} or found
@@ -196,6 +199,14 @@ class Objects:
         if not found or any(obj.kind != "made" or not isinstance(obj.node, ast.Call) for obj in found - {NONE}):
             return None
         return [(obj.ctx, obj.node) for obj in found - {NONE}]
+
+    def passed(self, obj: Obj, ctx, argument: ast.AST) -> frozenset | None:
+        """The objects `obj`, reached from a parameter (`callbacks[i]` of `callbacks`), is at a call site
+        passing `argument` (of `ctx`) for that parameter."""
+        found = self._of(ctx).points_to(argument)
+        for name in obj.path():
+            found = union(*(self.member(base, name) for base in found - {NONE})) if found else None
+        return found
 
     def optimized(self) -> list[ast.AST]:
         """What an optimizer constructed in this file gets the parameters of (`trained_by`)."""

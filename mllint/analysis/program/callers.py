@@ -623,6 +623,7 @@ class Callers:
             modules = (
                 m for m in modules if m in owners or m == target.module
                 or (owners and any(index.mentions(m, name) for name in names) and index.mentions(m, builders))
+                or index.mentions(m, _given_self(target.word))  # a trainer calling its callbacks: `cb.on_epoch_end(self)`
             )  # the words first: a search of the pattern costs a hundred times more, and most modules have none
         own = _path(self.ctx)
         imported_or_attribute = _import_or_attribute_call(target.word)
@@ -666,7 +667,35 @@ class Callers:
         found = _constructed(self.view, caller, receiver, 0)  # `Engine(...)`, a builder's, a fluent method's
         if found is None:
             found = self._passed_object(caller, call, receiver)
-        return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
+        if found is None:
+            from mllint.analysis.objects.points_to import Objects  # (points-to reads this layer)
+
+            classes = self.classes_of(caller.analysis(Objects), caller.analysis(Objects).points_to(receiver))
+            names = (f"{home.module.name}.{cls.name}" for home, cls in classes if home.module is not None)
+            return any(self._is(name, target.cls, target.path) for name in names)
+        return self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
+
+    def classes_of(self, objects, found: frozenset | None) -> list[tuple[object, ast.ClassDef]]:
+        """The project classes (with their modules' contexts) of the objects `found` (a may-set of
+        `objects`, the points-to of their module) may be: a callback of a list kept on `self` (`for cb in
+        self.callbacks: cb.on_epoch_end(self)`), built in the class or passed to its `__init__`; for an
+        object a parameter holds (`trainer` of `on_epoch_end(self, trainer)`), what each call site of its
+        function passes (`Trainer(model, callbacks)`, `self`)."""
+        from mllint.analysis.objects.points_to import NONE  # (points-to reads this layer)
+
+        classes = {}
+        for obj in (found or frozenset()) - {NONE}:
+            root = obj.root()
+            if root.kind == "parameter":
+                bindings = [b for b in self._bindings_in(root.ctx, root.node, 1) if b.site is not None]
+                passed = [objects.passed(obj, *b.argument(root.name)[:2]) for b in bindings if b.argument(root.name) is not None]
+            else:
+                passed = [frozenset({obj})]
+            for each in (o for objs in passed for o in objs or ()):
+                cls = objects.class_of(each)
+                if cls is not None:
+                    classes[id(cls[1])] = cls
+        return list(classes.values())
 
     def _passed_object(self, caller, call: ast.Call, receiver: ast.AST) -> tuple[object, ast.Call] | None:
         """What the call sites of the function around `call` pass for its parameter `receiver` (`agent` of
@@ -997,6 +1026,12 @@ def _runs_before(ctx, call: ast.Call, use: ast.AST | None) -> bool:
     body = next((v for _, v in ast.iter_fields(block) if isinstance(v, list) and statement in v), []) if block is not None else []
     later = body[body.index(statement) + 1 :] if body else []
     return any(node in later for node in (use, *scopes.ancestors(use)))
+
+
+@lru_cache(maxsize=4096)
+def _given_self(word: str) -> re.Pattern[bytes]:
+    """A call of method `word` given the caller's own instance (`cb.on_epoch_end(self)`, `(trainer=self)`)."""
+    return re.compile(rb"\.\s*" + re.escape(word.encode()) + rb"\(\s*(\w+\s*=\s*)?self\b")
 
 
 @lru_cache(maxsize=4096)  # compiled once per word: a run asks for thousands, past `re`'s own cache
