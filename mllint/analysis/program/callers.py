@@ -19,7 +19,8 @@ binds them. This module finds those call sites and builds the bindings:
 Finding call sites: a word index first (per process and project: which modules' text calls `name(`, see
 `ProjectIndex.modules_calling`), then each call there whose callee resolves to the function: `train(...)`
 and `engine.train(...)` through imports and re-exports, `Trainer(...)` for `__init__`, `self.fit(...)` in
-its class and `trainer.fit(...)` with `trainer = Trainer(...)` for a method. `*args` or `**kwargs` at the
+its class and `trainer.fit(...)` with `trainer = Trainer(...)` for a method, `cb.on_epoch_end(self)` over a
+trainer's callbacks for each class they may be (points-to; passed in: what the trainer's call sites pass). `*args` or `**kwargs` at the
 call leave the parameters they may fill unknown; a parameter with neither argument nor default too. A
 call site in a notebook is named by its cell (`explore.ipynb:cell 3:2`).
 
