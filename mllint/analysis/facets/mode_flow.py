@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 from functools import cached_property
 
-from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.calls import ANY_MODULE, bind_arguments
 from mllint.analysis.values.library_models import library_model
 from mllint.analysis.syntax.scopes import first_parameter
@@ -578,7 +577,7 @@ class Flow:
             return set()
         if owner not in self._parameter_attributes:
             objects = self.modes.objects
-            classes = objects.linted.analysis(Callers).classes_of(objects, frozenset({objects.parameter(self.scope, owner)}))
+            classes = objects.classes_of(frozenset({objects.parameter(self.scope, owner)}))
             held = [self.modes.attributes(cls, home) for home, cls in classes]
             self._parameter_attributes[owner] = set.intersection(*held) if held else set()
         return self._parameter_attributes[owner]

@@ -200,12 +200,32 @@ class Objects:
             return None
         return [(obj.ctx, obj.node) for obj in found - {NONE}]
 
-    def passed(self, obj: Obj, ctx, argument: ast.AST) -> frozenset | None:
+    def classes_of(self, found: frozenset | None) -> list[tuple[object, ast.ClassDef]]:
+        """The project classes (with their modules' contexts) the objects `found` (a may-set of this file's)
+        are instances of: a callback of a list kept on `self` (`for cb in self.callbacks:`), built in the class
+        or passed to its `__init__`; for an object a parameter holds (`trainer` of `on_epoch_end(self,
+        trainer)`, `callbacks[i]` of `callbacks`), what each call site of its function passes (`self`,
+        `Trainer(model, callbacks=[...])`)."""
+        classes = {}
+        for obj in (found or frozenset()) - {NONE}:
+            root = obj.root()
+            passed = [frozenset({obj})]
+            if root.kind == "parameter" and isinstance(root.node, FUNCTIONS):
+                bindings = [b for b in self.linted.analysis(Callers).bindings_in(root.ctx, root.node) if b.site is not None]
+                passed = [self._passed(obj, *b.argument(root.name)[:2]) for b in bindings if b.argument(root.name) is not None]
+            for each in (o for objs in passed for o in objs or ()):
+                cls = self.class_of(each)
+                if cls is not None:
+                    classes[id(cls[1])] = cls
+        return list(classes.values())
+
+    def _passed(self, obj: Obj, ctx, argument: ast.AST) -> frozenset | None:
         """The objects `obj`, reached from a parameter (`callbacks[i]` of `callbacks`), is at a call site
         passing `argument` (of `ctx`) for that parameter."""
-        found = self._of(ctx).points_to(argument)
+        home = self._of(ctx)
+        found = home.points_to(argument)
         for name in obj.path():
-            found = union(*(self.member(base, name) for base in found - {NONE})) if found else None
+            found = union(*(home.member(base, name) for base in found - {NONE})) if found else None
         return found
 
     def optimized(self) -> list[ast.AST]:
@@ -1876,3 +1896,10 @@ def _is_static(function: ast.AST) -> bool:
     return any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in function.decorator_list)
 
 
+def _receiver_classes(linted, caller, receiver: ast.AST) -> list[tuple[object, ast.ClassDef]]:
+    """`Objects.classes_of` what `receiver` (of `caller`) may be, the call sites found from `linted`."""
+    objects = linted.analysis(Objects)._of(caller)
+    return objects.classes_of(objects.points_to(receiver))
+
+
+Callers.receiver_classes = staticmethod(_receiver_classes)  # the callers layer below asks points-to through it

@@ -272,6 +272,11 @@ def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
 class Callers:
     """The call sites of the linted file's functions (an analysis: `ctx.analysis(Callers)`)."""
 
+    # The project classes an object a method is called on may be, `(linted, caller, receiver) -> [(context,
+    # class)]`: what points-to answers (`cb` of `for cb in self.callbacks`), handed down by the objects layer
+    # when it is imported (this layer never reads that one); none without it.
+    receiver_classes: Callable[[object, object, ast.AST], list[tuple[object, ast.ClassDef]]] = staticmethod(lambda linted, caller, receiver: [])
+
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.view: ProjectView = ctx.analysis(ProjectView)
@@ -668,35 +673,10 @@ class Callers:
         found = _constructed(self.view, caller, receiver, 0)  # `Engine(...)`, a builder's, a fluent method's
         if found is None:
             found = self._passed_object(caller, call, receiver)
-        if found is None:
-            from mllint.analysis.objects.points_to import Objects  # (points-to reads this layer)
-
-            classes = self.classes_of(caller.analysis(Objects), caller.analysis(Objects).points_to(receiver))
-            names = (f"{home.module.name}.{cls.name}" for home, cls in classes if home.module is not None)
+        if found is None:  # `for cb in self.callbacks: cb.on_epoch_end(self)`: the classes points-to says `cb` may be
+            names = (f"{home.module.name}.{cls.name}" for home, cls in self.receiver_classes(self.ctx, caller, receiver) if home.module is not None)
             return any(self._is(name, target.cls, target.path) for name in names)
         return self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
-
-    def classes_of(self, objects, found: frozenset | None) -> list[tuple[object, ast.ClassDef]]:
-        """The project classes (with their modules' contexts) of the objects `found` (a may-set of
-        `objects`, the points-to of their module) may be: a callback of a list kept on `self` (`for cb in
-        self.callbacks: cb.on_epoch_end(self)`), built in the class or passed to its `__init__`; for an
-        object a parameter holds (`trainer` of `on_epoch_end(self, trainer)`), what each call site of its
-        function passes (`Trainer(model, callbacks)`, `self`)."""
-        from mllint.analysis.objects.points_to import NONE  # (points-to reads this layer)
-
-        classes = {}
-        for obj in (found or frozenset()) - {NONE}:
-            root = obj.root()
-            if root.kind == "parameter":
-                bindings = [b for b in self._bindings_in(root.ctx, root.node, 1) if b.site is not None]
-                passed = [objects.passed(obj, *b.argument(root.name)[:2]) for b in bindings if b.argument(root.name) is not None]
-            else:
-                passed = [frozenset({obj})]
-            for each in (o for objs in passed for o in objs or ()):
-                cls = objects.class_of(each)
-                if cls is not None:
-                    classes[id(cls[1])] = cls
-        return list(classes.values())
 
     def _passed_object(self, caller, call: ast.Call, receiver: ast.AST) -> tuple[object, ast.Call] | None:
         """What the call sites of the function around `call` pass for its parameter `receiver` (`agent` of
