@@ -134,7 +134,12 @@ class CallSiteUses:
             if binding.outer is None or not isinstance(scope, FUNCTIONS):
                 return None
             deeper = Use(use.call, site, scope, key, facts, constants=use.constants)
-            return self._seen_from(deeper, binding.outer, own_key, f", through `{scope.name}` ({binding.place}){through}")
+            seen = self._seen_from(deeper, binding.outer, own_key, f", through `{scope.name}` ({binding.place}){through}")
+            made = common_built(facts)  # what the caller's flow knows built the model (`self.model` of `__init__`)
+            if seen is None or made is None or common_built(seen.facts) is not None:
+                return seen
+            self.homes[made] = self.of_module(caller).homes.get(made, caller)
+            return replace(seen, facts=frozenset(Fact(f.mode, f.site, f.origin, f.built or made) for f in seen.facts))
         if any(f.mode is Mode.ENTRY for f in facts) or all(f.mode is Mode.UNKNOWN for f in facts):
             return None  # partly the caller's own entry, or unknown: the call site tells nothing
         known = self.of_module(caller).homes  # what the caller's flow took from other modules' code

@@ -47,7 +47,7 @@ from functools import cached_property
 from mllint.analysis.objects.constants import call_constants, declared_default, field_constants, passes_self, reachable_returns, site_constants, stored_in_project, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
 from mllint.analysis.program.registries import applied_stores, identity_decorator, registrations
-from mllint.analysis.program.callers import MAX_SITES, Callers
+from mllint.analysis.program.callers import MAX_CALLER_DEPTH, MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import made_runner, dispatched_method, dispatched_methods, inherited_method, lineage, project_class, self_classes
@@ -200,23 +200,24 @@ class Objects:
             return None
         return [(obj.ctx, obj.node) for obj in found - {NONE}]
 
-    def classes_of(self, found: frozenset | None) -> list[tuple[object, ast.ClassDef]]:
+    def classes_of(self, found: frozenset | None, depth: int = 0) -> list[tuple[object, ast.ClassDef]]:
         """The project classes (with their modules' contexts) the objects `found` (a may-set of this file's)
         are instances of: a callback of a list kept on `self` (`for cb in self.callbacks:`), built in the class
         or passed to its `__init__`; for an object a parameter holds (`trainer` of `on_epoch_end(self,
         trainer)`, `callbacks[i]` of `callbacks`), what each call site of its function passes (`self`,
-        `Trainer(model, callbacks=[...])`)."""
+        `Trainer(model, callbacks=[...])`), through callers' own parameters up to `MAX_CALLER_DEPTH`."""
         classes = {}
         for obj in (found or frozenset()) - {NONE}:
             root = obj.root()
-            passed = [frozenset({obj})]
-            if root.kind == "parameter" and isinstance(root.node, FUNCTIONS):
-                bindings = [b for b in self.linted.analysis(Callers).bindings_in(root.ctx, root.node) if b.site is not None]
-                passed = [self._passed(obj, *b.argument(root.name)[:2]) for b in bindings if b.argument(root.name) is not None]
-            for each in (o for objs in passed for o in objs or ()):
-                cls = self.class_of(each)
-                if cls is not None:
-                    classes[id(cls[1])] = cls
+            if root.kind != "parameter" or not isinstance(root.node, FUNCTIONS):
+                cls = self.class_of(obj)
+                classes.update({id(cls[1]): cls} if cls is not None else {})
+                continue
+            if depth >= MAX_CALLER_DEPTH:
+                continue
+            bindings = [b for b in self.linted.analysis(Callers).bindings_in(root.ctx, root.node) if b.site is not None]
+            for ctx, argument, _ in (b.argument(root.name) for b in bindings if b.argument(root.name) is not None):
+                classes.update({id(cls[1]): cls for cls in self._of(ctx).classes_of(self._passed(obj, ctx, argument), depth + 1)})
         return list(classes.values())
 
     def _passed(self, obj: Obj, ctx, argument: ast.AST) -> frozenset | None:
