@@ -20,9 +20,10 @@ Finding call sites: a word index first (per process and project: which modules' 
 `ProjectIndex.modules_calling`), then each call there whose callee resolves to the function: `train(...)`
 and `engine.train(...)` through imports and re-exports, `Trainer(...)` for `__init__`, `self.fit(...)` in
 its class and `trainer.fit(...)` with `trainer = Trainer(...)` for a method, `cb.on_epoch_end(self)` over a
-trainer's callbacks for each class they may be (points-to; passed in: what the trainer's call sites pass). `*args` or `**kwargs` at the
-call leave the parameters they may fill unknown; a parameter with neither argument nor default too. A
-call site in a notebook is named by its cell (`explore.ipynb:cell 3:2`).
+trainer's callbacks for each class they may be (`Callers.receiver_classes`, which the objects layer above
+fills with points-to). `*args` or `**kwargs` at the call leave the parameters they may fill unknown; a
+parameter with neither argument nor default too. A call site in a notebook is named by its cell
+(`explore.ipynb:cell 3:2`).
 
 Budget (one for the layer): at most `MAX_SITES` call sites per function, read in at most `MAX_MODULES`
 modules, and `MAX_CALLER_DEPTH` callers up (an argument that is itself a parameter of the caller is
