@@ -13,7 +13,7 @@ from mllint.analysis.program.hierarchy import lineage
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.facets.mode_facts import (
     FUNCTIONS, LIBRARY_HOOKS, Fact, Mode, Use, called_receiver, common_built, is_test_path, lookup,
-    parameter_names,
+    parameter_names, receiver_head,
 )  # fmt: skip
 from mllint.analysis.objects.call_sites import built, substituted, under
 from mllint.analysis.objects.instances import Instances
@@ -74,11 +74,12 @@ class CallSiteUses:
 
 
     def _may_call_parameters(self, scope: ast.AST, parameters: set[str], wanted: Callable[[ast.AST], bool]) -> bool:
-        """A cheap test before the flow: does the function call a parameter (`model(x)`, `model.forward(x)`)
-        where a rule wants it, or pass one to a function of this file?"""
+        """A cheap test before the flow: does the function call a parameter or an attribute of one (`model(x)`,
+        `model.forward(x)`, `trainer.model(x)`) where a rule wants it, or pass one to a function of this file?"""
         for call in self.ctx.index.within(scope, ast.Call):
             func = called_receiver(call)
-            if isinstance(func, ast.Name) and (func.id in parameters or self._holds_parameter(func, scope)) and wanted(call):
+            held = receiver_head(func) in parameters or isinstance(func, ast.Name) and self._holds_parameter(func, scope)
+            if held and wanted(call):
                 return True
             if isinstance(call.func, ast.Name) and call.func.id in self.functions:
                 if any(isinstance(a, ast.Name) and a.id in parameters for a in call.args):
@@ -133,31 +134,41 @@ class CallSiteUses:
             if binding.outer is None or not isinstance(scope, FUNCTIONS):
                 return None
             deeper = Use(use.call, site, scope, key, facts, constants=use.constants)
-            return self._seen_from(deeper, binding.outer, own_key, f", through `{scope.name}` ({binding.place}){through}")
+            seen = self._seen_from(deeper, binding.outer, own_key, f", through `{scope.name}` ({binding.place}){through}")
+            made = common_built(facts)  # what the caller's flow knows built the model (`self.model` of `__init__`)
+            if seen is None or made is None or common_built(seen.facts) is not None:
+                return seen
+            self.homes[made] = self.of_module(caller).homes.get(made, caller)
+            return replace(seen, facts=frozenset(Fact(f.mode, f.site, f.origin, f.built or made) for f in seen.facts))
         if any(f.mode is Mode.ENTRY for f in facts) or all(f.mode is Mode.UNKNOWN for f in facts):
             return None  # partly the caller's own entry, or unknown: the call site tells nothing
         known = self.of_module(caller).homes  # what the caller's flow took from other modules' code
         for node in [site, scope, *(n for f in facts for n in (f.site, f.origin, f.built) if n is not None)]:
             self.homes[node] = known.get(node, caller)
         if common_built(facts) is None and binding.outer is not None and isinstance(scope, FUNCTIONS):
-            facts, built = self._built_by_callers(facts, binding.outer, scope, key)
-            through += f" (`{key}` is {self.describe(built)}, passed at {binding.outer.place})" if built is not None else ""
+            facts, built, named = self._built_by_callers(facts, binding.outer, scope, key)
+            through += f" (`{named}` is {self.describe(built)}, passed at {binding.outer.place})" if built is not None else ""
         return Use(use.call, site, scope, key, facts, own_key, through, constants=use.constants)
 
 
     def _built_by_callers(self, facts: frozenset, binding: Binding, scope: ast.AST, key: str):
         """Facts about a model the caller itself was passed (`model.train()` on a parameter it never
-        rebinds): with the construction that its own call site `binding` passes, when that is known; and
-        that construction (None: unknown)."""
-        head = key.split(".")[0]
+        rebinds, or an attribute its class's `__init__` stored from one: `self.model`): with the construction
+        that its own call site `binding` passes, when that is known; that construction (None: unknown); and
+        the name the model goes by there."""
+        head, dot, rest = key.partition(".")
         names = parameter_names(scope)
         stored = {n.id for n in self.home(scope).ctx.index.within(scope, ast.Name) if isinstance(n.ctx, ast.Store)}
         found = self._passed(binding, key) if head in names and head not in stored else None
+        held = _stored_parameter(self.home(scope).ctx, scope, head) if head.startswith("@") else None
+        outer = binding.of(held[0]) if held is not None else None  # `self.model` a trainer's `__init__` stored
+        found = self._passed(outer, held[1] + dot + rest) if outer is not None else found
         built = common_built(found[4]) if found is not None else None
         if built is None:
-            return facts, None
+            return facts, None, key
         self.homes[built] = found[0]
-        return frozenset(Fact(f.mode, f.site, f.origin, f.built or built) for f in facts), built
+        named = held[1] + dot + rest if outer is not None else key  # as the class's `__init__` names it
+        return frozenset(Fact(f.mode, f.site, f.origin, f.built or built) for f in facts), built, named
 
 
     def _passed(self, binding: Binding, key: str):
@@ -187,8 +198,13 @@ class CallSiteUses:
         key = modes.key(argument, scope)
         if key is None or site not in flow.before:
             return None
-        key += dot + rest
-        return caller, site, scope, key, lookup(flow.before[site], key)
+        member, made = _member(modes.objects, argument, scope, rest)
+        key = member or key + dot + rest
+        facts = lookup(flow.before[site], key)
+        if made is not None and common_built(facts) is None:  # `self.net = nn.Sequential(...)` in `__init__`
+            modes.homes[made] = caller
+            facts = frozenset(Fact(f.mode, f.site, f.origin, f.built or made) for f in facts)
+        return caller, site, scope, key, facts
 
 
     def _passed_to_instance(self, binding: Binding, parameter: str, rest: str, built_here: bool = False):
@@ -310,6 +326,28 @@ class CallSiteUses:
         if not models or not trained or any(p.kind == "parameter" for obj in {*models, *trained} for p in _chain(obj)):
             return False  # a parameter no call site tells: unknown
         return not any(obj in _chain(other) or other in _chain(obj) for obj in models - {NONE} for other in trained)
+
+def _member(objects, argument: ast.AST, scope: ast.AST, rest: str) -> tuple[str | None, ast.Call | None]:
+    """The key, seen from `scope`, of the attribute `rest` (`model`, `model.encoder`) of what `argument` is,
+    when that is an object of its own (`self.model` of a trainer passed whole as `self`, which the trainer's
+    flow keeps by the object `__init__` stored), and the construction that made it when one call did
+    (`self.net = nn.Sequential(...)`); Nones else."""
+    found = objects.points_to(argument) if rest else None
+    for name in rest.split("."):
+        found = union(*(objects.member(obj, name) for obj in found - {NONE})) if found else None
+    key = objects.key_of(found, scope)
+    if key is None or not key.startswith("@"):
+        return None, None
+    made = [obj.node for obj in found - {NONE} if obj.kind == "made" and isinstance(obj.node, ast.Call)]
+    return key, made[0] if len(made) == 1 and len(found - {NONE}) == 1 else None
+
+
+def _stored_parameter(ctx, method: ast.AST, key: str) -> tuple[ast.AST, str] | None:
+    """(the function, the parameter) of the method's class (`__init__`, a setter) whose object key is `key`."""
+    cls = ctx.scopes.enclosing_class(method)
+    functions = (f for f in cls.body if isinstance(f, FUNCTIONS)) if cls is not None else ()
+    return next(((f, p.arg) for f in functions for p in parameters(f) if Obj("parameter", f, p.arg).key() == key), None)
+
 
 def _passes_none(binding: Binding, key: str) -> bool:
     """Does the call site pass `None` for the parameter `key` heads, or leave it to a `None` default

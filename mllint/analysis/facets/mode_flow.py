@@ -48,6 +48,7 @@ class Flow:
                 self.constants[name] = decided
         self.saved: dict[str, tuple[str, frozenset]] = {}  # `was = m.training`: was -> (m's key, m's facts then)
         self._keys: dict[ast.AST, str | None] = {}
+        self._parameter_attributes: dict[str, set[str]] = {}  # a parameter -> the attributes its objects store
         nodes = modes.own_nodes(scope, *ACTING)
         self._followed = {call for call in nodes if isinstance(call, ast.Call) and self._may_follow(call)}
         # The function's own names whose facts it never reads: not tracked (the module's are all tracked,
@@ -555,8 +556,8 @@ class Flow:
             return join(self._follow(call, function, owner, state, home if home is not self.ctx else None) for home, function in dispatched)
         if owner != self.self_name and method in self.modes.wrapper_methods:
             return self._follow(call, self.modes.wrapper_methods[method], owner, state)
-        if owner == self.self_name and method in self.modes.attributes(self.modes.scopes.parent(self.scope)):
-            # `self.model(x)`: a call of the model held in an attribute.
+        if method in self._held_attributes(owner):
+            # `self.model(x)`, `trainer.model(x)`: a call of the model held in an attribute.
             key = self.key(call.func) or f"{owner}.{method}"
             self._record(call, call, key, lookup(state, key))
         else:  # `model.freeze()`, `x.copy_(...)`: a method that may change its object's mode
@@ -565,6 +566,21 @@ class Flow:
                 return self._follow(call, callee.function, owner, state, callee.ctx)
             state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
         return self._unknown_arguments(call, state)
+
+    def _held_attributes(self, owner: str) -> set[str]:
+        """The attributes the object `owner` names stores on `self`: the analysed method's own class's for
+        its `self`; for a parameter (`trainer` of a callback's `on_epoch_end(self, trainer)`), those every
+        class its call sites are known to pass an instance of stores."""
+        if owner == self.self_name:
+            return self.modes.attributes(self.modes.scopes.parent(self.scope))
+        if not isinstance(self.scope, FUNCTIONS) or owner not in {p.arg for p in parameters(self.scope)}:
+            return set()
+        if owner not in self._parameter_attributes:
+            objects = self.modes.objects
+            classes = objects.classes_of(frozenset({objects.parameter(self.scope, owner)}))
+            held = [self.modes.attributes(cls, home) for home, cls in classes]
+            self._parameter_attributes[owner] = set.intersection(*held) if held else set()
+        return self._parameter_attributes[owner]
 
     def _mode_keeping_runner(self, receiver: ast.AST) -> bool:
         """Is `receiver` made by a runner (`Accelerator()`), whose methods (`accumulate`, `backward`,

@@ -620,15 +620,15 @@ class Modes(CallSiteUses):
             ]  # fmt: skip
         return self._flags[function]
 
-    def attributes(self, cls: ast.AST) -> set[str]:
-        """The attributes a class or its project bases assign on `self` (`self.model = ...`, in a base's
-        `__init__` of this module or another)."""
+    def attributes(self, cls: ast.AST, ctx=None) -> set[str]:
+        """The attributes a class (of this module, or of `ctx`'s) or its project bases assign on `self`
+        (`self.model = ...`, in a base's `__init__` of this module or another)."""
         if not isinstance(cls, ast.ClassDef):
             return set()
         if cls not in self._attributes:
             self._attributes[cls] = {
                 target.attr
-                for home, own in lineage(self.ctx, cls, self.view)
+                for home, own in lineage(ctx or self.ctx, cls, self.view)
                 for node in home.index.within(own, ast.Assign, ast.AnnAssign)
                 for target in bound_receivers(node)
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)

@@ -47,7 +47,7 @@ from functools import cached_property
 from mllint.analysis.objects.constants import call_constants, declared_default, field_constants, passes_self, reachable_returns, site_constants, stored_in_project, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
 from mllint.analysis.program.registries import applied_stores, identity_decorator, registrations
-from mllint.analysis.program.callers import MAX_SITES, Callers
+from mllint.analysis.program.callers import MAX_CALLER_DEPTH, MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import made_runner, dispatched_method, dispatched_methods, inherited_method, lineage, project_class, self_classes
@@ -168,7 +168,10 @@ class Objects:
         parameter of `scope` (its callers say what it is), `self` for its instance, `self.x` for an
         attribute of an nn.Module's `self` (which `self.eval()` switches too), an object's own key else;
         None when unknown or past the budget."""
-        found = self.points_to(expr)
+        return self.key_of(self.points_to(expr), scope)
+
+    def key_of(self, found: frozenset | None, scope: ast.AST | None) -> str | None:
+        """`key` of the objects `found` (a may-set)."""
         if not found:
             return None
         found = found - {NONE} or found
@@ -196,6 +199,35 @@ class Objects:
         if not found or any(obj.kind != "made" or not isinstance(obj.node, ast.Call) for obj in found - {NONE}):
             return None
         return [(obj.ctx, obj.node) for obj in found - {NONE}]
+
+    def classes_of(self, found: frozenset | None, depth: int = 0) -> list[tuple[object, ast.ClassDef]]:
+        """The project classes (with their modules' contexts) the objects `found` (a may-set of this file's)
+        are instances of: a callback of a list kept on `self` (`for cb in self.callbacks:`), built in the class
+        or passed to its `__init__`; for an object a parameter holds (`trainer` of `on_epoch_end(self,
+        trainer)`, `callbacks[i]` of `callbacks`), what each call site of its function passes (`self`,
+        `Trainer(model, callbacks=[...])`), through callers' own parameters up to `MAX_CALLER_DEPTH`."""
+        classes = {}
+        for obj in (found or frozenset()) - {NONE}:
+            root = obj.root()
+            if root.kind != "parameter" or not isinstance(root.node, FUNCTIONS):
+                cls = self.class_of(obj)
+                classes.update({id(cls[1]): cls} if cls is not None else {})
+                continue
+            if depth >= MAX_CALLER_DEPTH:
+                continue
+            bindings = [b for b in self.linted.analysis(Callers).bindings_in(root.ctx, root.node) if b.site is not None]
+            for ctx, argument, _ in (b.argument(root.name) for b in bindings if b.argument(root.name) is not None):
+                classes.update({id(cls[1]): cls for cls in self._of(ctx).classes_of(self._passed(obj, ctx, argument), depth + 1)})
+        return list(classes.values())
+
+    def _passed(self, obj: Obj, ctx, argument: ast.AST) -> frozenset | None:
+        """The objects `obj`, reached from a parameter (`callbacks[i]` of `callbacks`), is at a call site
+        passing `argument` (of `ctx`) for that parameter."""
+        home = self._of(ctx)
+        found = home.points_to(argument)
+        for name in obj.path():
+            found = union(*(home.member(base, name) for base in found - {NONE})) if found else None
+        return found
 
     def optimized(self) -> list[ast.AST]:
         """What an optimizer constructed in this file gets the parameters of (`trained_by`)."""
@@ -1865,3 +1897,10 @@ def _is_static(function: ast.AST) -> bool:
     return any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in function.decorator_list)
 
 
+def _receiver_classes(linted, caller, receiver: ast.AST) -> list[tuple[object, ast.ClassDef]]:
+    """`Objects.classes_of` what `receiver` (of `caller`) may be, the call sites found from `linted`."""
+    objects = linted.analysis(Objects)._of(caller)
+    return objects.classes_of(objects.points_to(receiver))
+
+
+Callers.receiver_classes = staticmethod(_receiver_classes)  # the callers layer below asks points-to through it

@@ -19,9 +19,11 @@ binds them. This module finds those call sites and builds the bindings:
 Finding call sites: a word index first (per process and project: which modules' text calls `name(`, see
 `ProjectIndex.modules_calling`), then each call there whose callee resolves to the function: `train(...)`
 and `engine.train(...)` through imports and re-exports, `Trainer(...)` for `__init__`, `self.fit(...)` in
-its class and `trainer.fit(...)` with `trainer = Trainer(...)` for a method. `*args` or `**kwargs` at the
-call leave the parameters they may fill unknown; a parameter with neither argument nor default too. A
-call site in a notebook is named by its cell (`explore.ipynb:cell 3:2`).
+its class and `trainer.fit(...)` with `trainer = Trainer(...)` for a method, `cb.on_epoch_end(self)` over a
+trainer's callbacks for each class they may be (`Callers.receiver_classes`, which the objects layer above
+fills with points-to). `*args` or `**kwargs` at the call leave the parameters they may fill unknown; a
+parameter with neither argument nor default too. A call site in a notebook is named by its cell
+(`explore.ipynb:cell 3:2`).
 
 Budget (one for the layer): at most `MAX_SITES` call sites per function, read in at most `MAX_MODULES`
 modules, and `MAX_CALLER_DEPTH` callers up (an argument that is itself a parameter of the caller is
@@ -270,6 +272,11 @@ def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
 
 class Callers:
     """The call sites of the linted file's functions (an analysis: `ctx.analysis(Callers)`)."""
+
+    # The project classes an object a method is called on may be, `(linted, caller, receiver) -> [(context,
+    # class)]`: what points-to answers (`cb` of `for cb in self.callbacks`), handed down by the objects layer
+    # when it is imported (this layer never reads that one); none without it.
+    receiver_classes: Callable[[object, object, ast.AST], list[tuple[object, ast.ClassDef]]] = staticmethod(lambda linted, caller, receiver: [])
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
@@ -623,6 +630,7 @@ class Callers:
             modules = (
                 m for m in modules if m in owners or m == target.module
                 or (owners and any(index.mentions(m, name) for name in names) and index.mentions(m, builders))
+                or index.mentions(m, _given_self(target.word))  # a trainer calling its callbacks: `cb.on_epoch_end(self)`
             )  # the words first: a search of the pattern costs a hundred times more, and most modules have none
         own = _path(self.ctx)
         imported_or_attribute = _import_or_attribute_call(target.word)
@@ -666,7 +674,10 @@ class Callers:
         found = _constructed(self.view, caller, receiver, 0)  # `Engine(...)`, a builder's, a fluent method's
         if found is None:
             found = self._passed_object(caller, call, receiver)
-        return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
+        if found is None:  # `for cb in self.callbacks: cb.on_epoch_end(self)`: the classes points-to says `cb` may be
+            names = (f"{home.module.name}.{cls.name}" for home, cls in self.receiver_classes(self.ctx, caller, receiver) if home.module is not None)
+            return any(self._is(name, target.cls, target.path) for name in names)
+        return self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
 
     def _passed_object(self, caller, call: ast.Call, receiver: ast.AST) -> tuple[object, ast.Call] | None:
         """What the call sites of the function around `call` pass for its parameter `receiver` (`agent` of
@@ -997,6 +1008,12 @@ def _runs_before(ctx, call: ast.Call, use: ast.AST | None) -> bool:
     body = next((v for _, v in ast.iter_fields(block) if isinstance(v, list) and statement in v), []) if block is not None else []
     later = body[body.index(statement) + 1 :] if body else []
     return any(node in later for node in (use, *scopes.ancestors(use)))
+
+
+@lru_cache(maxsize=4096)
+def _given_self(word: str) -> re.Pattern[bytes]:
+    """A call of method `word` given the caller's own instance (`cb.on_epoch_end(self)`, `(trainer=self)`)."""
+    return re.compile(rb"\.\s*" + re.escape(word.encode()) + rb"\(\s*(\w+\s*=\s*)?self\b")
 
 
 @lru_cache(maxsize=4096)  # compiled once per word: a run asks for thousands, past `re`'s own cache
