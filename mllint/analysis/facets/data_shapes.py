@@ -62,9 +62,8 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
     if name and name.startswith("torchvision.datasets.") and name.rsplit(".", 1)[-1] in IMAGE_DATASETS:
         return library_samples(interpreter.ctx, node, IMAGE_DATASETS[name.rsplit(".", 1)[-1]])
     if name in TENSOR_DATASETS:
-        if not arguments or len(arguments) != len(node.args) or any(isinstance(a, ast.Starred) for a in node.args):
-            return None
-        return Samples(Items(tuple(_row(a) for a in arguments)))
+        tensors = spread_arguments(interpreter, node)
+        return Samples(Items(tuple(_row(a) for a in tensors))) if tensors else None
     if name in SUBSETS and isinstance(first, Samples):
         return first  # its samples are the dataset's
     if name in SPLITTERS and isinstance(first, Samples):
@@ -83,6 +82,19 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
     if name is None and isinstance(node.func, ast.Name) and node.func.id == "enumerate" and isinstance(first, Batches):
         return Batches(Items((Number(None), first.item)))
     return None
+
+
+def spread_arguments(interpreter, call: ast.Call) -> list | None:
+    """The values of a call's positional arguments, a tuple the analysis knows spread in their place
+    (`TensorDataset(*make_arrays(n))`); None when an argument spreads anything else."""
+    values = []
+    for argument in call.args:
+        spread = isinstance(argument, ast.Starred)
+        value = interpreter.value_of(argument.value if spread else argument)
+        if spread and not isinstance(value, Items):
+            return None
+        values += value.values if spread else [value]
+    return values
 
 
 def library_samples(ctx, dataset: ast.Call, image: tuple[int, int, int]) -> Samples | None:

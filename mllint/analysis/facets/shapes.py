@@ -751,8 +751,12 @@ class Shapes:
         return Samples(item) if item is not None else None
 
     def static_dim(self, expr: ast.AST | None) -> Dim:
-        """A size given to a layer's constructor: as its class spells it, else the argument's own symbol."""
+        """A size given to a layer's constructor: as its class spells it, the length of a collection of
+        constants (`len(C["targets"])` of a config dict, wherever it is), else the argument's own symbol."""
         spelled = self._spelled_dim(expr)
+        if spelled is None and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "len":
+            lengths = self.constants(expr)
+            spelled = next(iter(lengths)) if lengths and len(lengths) == 1 else None
         return spelled if spelled is not None else constructor_dim(expr)
 
     def _spelled_dim(self, expr: ast.AST | None, depth: int = 0) -> Dim:
