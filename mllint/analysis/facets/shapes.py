@@ -404,8 +404,7 @@ class Shapes:
             head, batch = self._replaced_head(constructor), _image_batch(first)
             if head is not None and batch not in (1, None):  # `model.fc = nn.Linear(model.fc.in_features, 1)`, `nn.Identity()`
                 return self.module_output(head, [Tensor((batch, head_features(name)), key)])
-            kept = head is None and self._head_kept(constructor)
-            library = library_model_output(name, constructor, batch, self.static_dim, kept) if head is None else None
+            library = library_model_output(name, constructor, batch, self.static_dim, self._head_kept(constructor)) if head is None else None
             if library is not None:  # `timm.create_model(..., num_classes=1)`, `features_only=True`
                 return Listed(Tensor(library[0], key), None) if library[1] else Tensor(library[0], key)
         cls = self._module_class(constructor.func)
@@ -462,9 +461,13 @@ class Shapes:
         return found[0] if len(found) == 1 and isinstance(found[0], ast.Call) else None
 
     def _head_kept(self, constructor: ast.Call) -> bool:
-        """Does the library model `constructor` builds keep its classifier: no statement of this file puts
-        anything in its place, and every one that replaces a classifier replaces another model's?"""
-        return self._head_assignments(constructor) == []
+        """Does the library model `constructor` builds keep its classifier: every statement of this file that
+        replaces a classifier replaces another model's, and no other module of the project replaces one
+        (`model = build(); model.fc = ...` in the script a builder's module serves)?"""
+        if self._head_assignments(constructor) != []:
+            return False
+        index, own = self.ctx.project or self.ctx.read_for, self.ctx.module.name if self.ctx.module else None
+        return index is None or all(module == own for head in CLASSIFIER_HEADS for module in index.modules_storing(head))
 
     def _head_assignments(self, constructor: ast.Call) -> list[ast.AST] | None:
         """What the statements of this file assigning a classifier put in place of the one of the model
@@ -494,12 +497,9 @@ class Shapes:
             return None
         images = first if isinstance(first, Tensor) else None
         key = ("call", id(layers), images.key if images is not None else None)
-        batch = _image_batch(images) if images is not None else None
-        if batch is None:
-            given = images.key if images is not None else key
-            batch = Sym(("size", given, 0), f"{images.label}.size(0)" if images is not None and images.label else "batch")
+        batch = _image_batch(images) or Sym(("size", images.key if images is not None else key, 0), "batch")
         shape = truncated_resnet(built[0].qualified_name(built[1].func), cut[1], batch)
-        return Tensor(tuple(Sym(("size", key, i), side) if d is None else d for i, (d, side) in enumerate(zip(shape, "BCHW"))), key) if shape is not None else None
+        return Tensor(_named_maps(shape, key), key) if shape is not None else None
 
     def _listed_output(self, listed: ast.AST, constructor: ast.Call, first: object | None) -> Tensor | None:
         """`nn.Sequential(*layers)` of a list of `Linear` and shape-keeping layers filled in a loop, ending in
@@ -1003,7 +1003,7 @@ class Shapes:
         shape, key = library_part_output(*architecture(model.ctx, model.node), part.name, images), ("call", id(func), first.key)
         if shape is None:
             return None
-        return Tensor(tuple(Sym(("size", key, i), name) if d is None else d for i, (d, name) in enumerate(zip(shape, "BCHW"))), key)
+        return Tensor(_named_maps(shape, key), key)
 
     def _keyed_module(self, expr: ast.AST, key: str) -> tuple[object, ast.Call] | None:
         """The layer an `nn.ModuleDict({...})` literal (`expr` built once) holds under `key`, with its module's context."""
@@ -1082,6 +1082,11 @@ def _carried(first: object | None, output: object) -> object:
     """A layer's output keeps what its input lost on the way (a batch dimension dropped by `squeeze()`)."""
     unbatched = first.unbatched_at if isinstance(first, Tensor) else None
     return dataclasses.replace(output, unbatched_at=unbatched) if unbatched and isinstance(output, Tensor) else output
+
+
+def _named_maps(maps: Shape, key: tuple) -> Shape:
+    """Feature maps `(B, C, H, W)` with each size not known named as a size of the value `key`."""
+    return tuple(Sym(("size", key, i), name) if d is None else d for i, (d, name) in enumerate(zip(maps, "BCHW")))
 
 
 def _image_batch(images: object | None) -> Dim:
