@@ -232,10 +232,18 @@ RESNET_CHANNELS = {
 TRUNCATED_OUTPUT = {2: (None, None), 1: (1, 1)}  # children cut from the end -> the spatial sizes left
 
 
+# The features torchvision's classifiers whose head is one `Linear` give it (`fc.in_features`): their
+# ResNets' last channels, and DenseNets' (their head is `classifier`).
+HEAD_FEATURES = {
+    **RESNET_CHANNELS,
+    **{f"torchvision.models.densenet{n}": width for n, width in ((121, 1024), (161, 2208), (169, 1664), (201, 1920))},
+}
+
+
 def head_features(model: str) -> Dim:
-    """The width of the features a torchvision classifier `model` gives its head (`fc.in_features`): what
-    `model.fc = nn.Identity()` leaves of a batch, `(B, 2048)` for a ResNet-50. None: not known."""
-    return RESNET_CHANNELS.get(model)
+    """The width of the features a torchvision classifier `model` gives its head: what `model.fc =
+    nn.Identity()` leaves of a batch, `(B, 2048)` for a ResNet-50. None: not known."""
+    return HEAD_FEATURES.get(model)
 
 
 # Library image models made by a factory: a classifier's output is `(B, num_classes)` for a batch of images
