@@ -37,13 +37,33 @@ ENVIRONMENT_MAKERS = frozenset({"gym.make", "gymnasium.make"})  # one environmen
 ENVIRONMENT_WRAPPERS = ("gym.wrappers.", "gymnasium.wrappers.")
 
 
+# torchvision's datasets of small images: a sample's `(channels, height, width)` once `ToTensor()` made it
+# a tensor, with an int label.
+IMAGE_DATASETS = {
+    **dict.fromkeys(("MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST"), (1, 28, 28)),
+    **dict.fromkeys(("CIFAR10", "CIFAR100", "SVHN"), (3, 32, 32)),
+}
+# The transforms (of `torchvision.transforms` and its `v2`) whose effect on an image's size is known: those
+# that make a tensor of it, those that keep its size, those that cut or scale it to a side given (`Resize(n)`
+# scales the shorter side: these images are square) and `Grayscale`, which sets the channels.
+TO_TENSOR = frozenset({"ToTensor", "PILToTensor", "ToImage"})
+SIZE_KEEPING = frozenset({
+    "Normalize", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "RandomAffine", "ColorJitter",
+    "RandomErasing", "ConvertImageDtype", "ToDtype", "AutoAugment", "RandAugment", "TrivialAugmentWide",
+    "RandomGrayscale", "GaussianBlur", "RandomInvert", "RandomAutocontrast", "RandomEqualize",
+})  # fmt: skip
+SIZING = frozenset({"Resize", "RandomCrop", "CenterCrop", "RandomResizedCrop"})
+TRANSFORMS = ("torchvision.transforms.", "torchvision.transforms.v2.")
+
+
 def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -> object | None:
     """The dataset, loader or iterable of batches a call builds, if it builds one."""
     first = arguments[0] if arguments else None
+    if name and name.startswith("torchvision.datasets.") and name.rsplit(".", 1)[-1] in IMAGE_DATASETS:
+        return library_samples(interpreter.ctx, node, IMAGE_DATASETS[name.rsplit(".", 1)[-1]])
     if name in TENSOR_DATASETS:
-        if not arguments or len(arguments) != len(node.args) or any(isinstance(a, ast.Starred) for a in node.args):
-            return None
-        return Samples(Items(tuple(_row(a) for a in arguments)))
+        tensors = spread_arguments(interpreter, node)
+        return Samples(Items(tuple(_row(a) for a in tensors))) if tensors else None
     if name in SUBSETS and isinstance(first, Samples):
         return first  # its samples are the dataset's
     if name in SPLITTERS and isinstance(first, Samples):
@@ -62,6 +82,72 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
     if name is None and isinstance(node.func, ast.Name) and node.func.id == "enumerate" and isinstance(first, Batches):
         return Batches(Items((Number(None), first.item)))
     return None
+
+
+def spread_arguments(interpreter, call: ast.Call) -> list | None:
+    """The values of a call's positional arguments, a tuple the analysis knows spread in their place
+    (`TensorDataset(*make_arrays(n))`); None when an argument spreads anything else."""
+    values = []
+    for argument in call.args:
+        spread = isinstance(argument, ast.Starred)
+        value = interpreter.value_of(argument.value if spread else argument)
+        if spread and not isinstance(value, Items):
+            return None
+        values += value.values if spread else [value]
+    return values
+
+
+def library_samples(ctx, dataset: ast.Call, image: tuple[int, int, int]) -> Samples | None:
+    """The samples `(image, label)` of a torchvision dataset whose images are `image` as stored, made a
+    tensor by its `transform` (their label unknown under a `target_transform`); None when the transform is
+    not known to make a tensor of known size."""
+    shape = transformed(ctx, call_argument(dataset, 2, "transform"), image)
+    if shape is None:
+        return None
+    label = NUMBER if call_argument(dataset, 3, "target_transform") is None else None
+    return Samples(Items((Tensor(shape, ("sample", id(dataset))), label)))
+
+
+def transformed(ctx, transform: ast.AST | None, image: tuple[int, int, int], depth: int = 0) -> tuple | None:
+    """The shape a `transform` (a transform of `TRANSFORMS`, a `Compose` of a list of them, or a name bound
+    to one once) gives an image of `image`; None unless it ends in a tensor of known size."""
+    if isinstance(transform, ast.Name) and depth == 0:
+        values = ctx.analysis(ValueKinds).reaching_values(transform)
+        return transformed(ctx, values[0], image, 1) if values and len(values) == 1 else None
+    kind = _transform_kind(ctx, transform)
+    listed = call_argument(transform, 0, "transforms") if kind == "Compose" else None
+    steps = listed.elts if isinstance(listed, ast.List) else [transform] if kind not in (None, "Compose") else None
+    channels, sides, tensor = image[0], image[1:], False
+    for step in steps or ():
+        kind = _transform_kind(ctx, step)
+        if kind in TO_TENSOR:
+            tensor = True
+        elif kind in SIZING:
+            sides = _sides(call_argument(step, 0, "size"))
+        elif kind == "Grayscale":
+            given = call_argument(step, 0, "num_output_channels")
+            channels = 1 if given is None else int_literal(given)
+        elif kind not in SIZE_KEEPING:
+            return None
+        if sides is None or channels is None:
+            return None
+    return (channels, *sides) if tensor else None
+
+
+def _transform_kind(ctx, node: ast.AST | None) -> str | None:
+    """`Resize` of `transforms.Resize(64)`: the class a call of `TRANSFORMS` builds."""
+    name = ctx.qualified_name(node.func) if isinstance(node, ast.Call) else None
+    return name.rsplit(".", 1)[-1] if name and name.startswith(TRANSFORMS) else None
+
+
+def _sides(size: ast.AST | None) -> tuple[int, int] | None:
+    """The (height, width) a size argument gives a square image: `n`, `(h, w)` or `[n]`."""
+    if int_literal(size) is not None:
+        return int_literal(size), int_literal(size)
+    sides = [int_literal(e) for e in size.elts] if isinstance(size, (ast.Tuple, ast.List)) else []
+    if None in sides or len(sides) not in (1, 2):
+        return None
+    return (sides[0], sides[-1])
 
 
 def _split_part(array: object, key: tuple) -> object:

@@ -232,12 +232,31 @@ RESNET_CHANNELS = {
 TRUNCATED_OUTPUT = {2: (None, None), 1: (1, 1)}  # children cut from the end -> the spatial sizes left
 
 
+# The features torchvision's classifiers whose head is one `Linear` give it (`fc.in_features`): their
+# ResNets' last channels, and DenseNets' (their head is `classifier`).
+HEAD_FEATURES = {
+    **RESNET_CHANNELS,
+    **{f"torchvision.models.densenet{n}": width for n, width in ((121, 1024), (161, 2208), (169, 1664), (201, 1920))},
+}
+
+
+def head_features(model: str) -> Dim:
+    """The width of the features a torchvision classifier `model` gives its head: what `model.fc =
+    nn.Identity()` leaves of a batch, `(B, 2048)` for a ResNet-50. None: not known."""
+    return HEAD_FEATURES.get(model)
+
+
 # Library image models made by a factory: a classifier's output is `(B, num_classes)` for a batch of images
-# `(B, C, H, W)`; timm's `features_only=True` gives a list of feature maps `(B, C_i, h_i, w_i)`.
-def library_model_output(name: str, constructor: ast.Call, batch: Dim, size=constructor_dim) -> tuple[Shape, bool] | None:
+# `(B, C, H, W)`, ImageNet's 1000 classes for a torchvision builder not given `num_classes`; timm's
+# `features_only=True` gives a list of feature maps `(B, C_i, h_i, w_i)`.
+TORCHVISION_CLASSES = 1000
+
+
+def library_model_output(name: str, constructor: ast.Call, batch: Dim, size=constructor_dim, kept: bool = False) -> tuple[Shape, bool] | None:
     """(the output's shape, whether it is a list of such feature maps) of a library image model `name` built
     by `constructor`, run on a batch of images of `batch` (a symbol: a loader's); None when unknown (no
-    `num_classes`, or 0, or a `global_pool` given: pooled or not, features of unknown rank)."""
+    `num_classes` and a head that may be replaced (`kept`: it is not), or 0, or a `global_pool` given:
+    pooled or not, features of unknown rank)."""
     timm = name in TIMM_FACTORIES
     if batch in (1, None) or not is_library_model(name):
         return None
@@ -246,7 +265,8 @@ def library_model_output(name: str, constructor: ast.Call, batch: Dim, size=cons
         return None
     if timm and _literal_bool(keywords.get("features_only")):
         return (batch, None, None, None), True
-    classes = size(keywords["num_classes"]) if "num_classes" in keywords else 0  # (not given: a head may be replaced)
+    default = TORCHVISION_CLASSES if kept and not timm else 0  # (timm's default is its weights')
+    classes = size(keywords["num_classes"]) if "num_classes" in keywords else default
     return ((batch, classes), False) if classes != 0 else None
 
 

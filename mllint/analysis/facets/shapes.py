@@ -35,7 +35,7 @@ from mllint.analysis.facets.data_shapes import as_dataset, collate, full_batches
 from mllint.analysis.facets.dims import Dim, Shape, Sym, floor_divide, format_ends, format_shape, multiply, same_shape
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.layer_shapes import (
-    CONVOLUTIONS, LINEAR, POOLS, LOSSES, SHAPE_PRESERVING, batched_convolution, batched_recurrent, constructor_dim, library_model_output, library_part_output, loss_output,
+    CONVOLUTIONS, LINEAR, POOLS, LOSSES, SHAPE_PRESERVING, batched_convolution, batched_recurrent, constructor_dim, head_features, library_model_output, library_part_output, loss_output,
     spatial_symbols, torch_layer_ends, torch_layer_output, torch_layer_outputs, truncated_children, truncated_resnet,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
@@ -87,7 +87,7 @@ class Shapes:
         self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
         self._stored: dict[ast.ClassDef, dict[str, object]] = {}  # what `__init__` leaves in `self.x`
         self._stores: dict[ast.ClassDef, dict[str, int]] = {}
-        self._heads: dict[ast.Call, ast.Call | None] = {}  # a library model -> the classifier put in its place
+        self._heads: dict[ast.Call, list | None] = {}  # a library model -> what is put in place of its classifier
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
         self._definitions: dict[str, ast.AST] | None = None
         self._view: ProjectView | None = None
@@ -377,14 +377,15 @@ class Shapes:
         if name == SEQUENTIAL:  # its layers in turn; a list unpacked among them (`*layers, nn.Linear(h, 1)`) too
             value = first
             for layer in constructor.args:
-                if not isinstance(value, Tensor):
+                truncated = self._truncated_output(layer.value, value) if isinstance(layer, ast.Starred) else None
+                if truncated is None and not isinstance(value, Tensor):
                     return None
                 if isinstance(layer, ast.Starred):
-                    value = self._truncated_output(layer.value, value) or self._listed_output(layer.value, constructor, value) or self._repeated_output(layer.value, value)
+                    value = truncated or self._listed_output(layer.value, constructor, value) or self._repeated_output(layer.value, value)
                 elif isinstance(layer, ast.Call):
                     value = self.module_output(layer, [value])
-                else:
-                    return None
+                else:  # `nn.Sequential(backbone, head)`: a module built before, once
+                    value = self._built_module_output(layer, [value])
             return value
         name = name or self._chosen_layer(constructor)
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
@@ -401,9 +402,9 @@ class Shapes:
             return Tensor((nodes, self.static_dim(call_argument(constructor, 1, "out_channels"))), key)  # node features `(N, F)` in, `(N, out)` out
         if name and not own_class and is_library_model(name):
             head, batch = self._replaced_head(constructor), _image_batch(first)
-            if head is not None and batch not in (1, None):  # `model.fc = nn.Linear(model.fc.in_features, 1)`
-                return self.module_output(head, [Tensor((batch, None), key)])
-            library = library_model_output(name, constructor, batch, self.static_dim) if head is None else None
+            if head is not None and batch not in (1, None):  # `model.fc = nn.Linear(model.fc.in_features, 1)`, `nn.Identity()`
+                return self.module_output(head, [Tensor((batch, head_features(name)), key)])
+            library = library_model_output(name, constructor, batch, self.static_dim, self._head_kept(constructor)) if head is None else None
             if library is not None:  # `timm.create_model(..., num_classes=1)`, `features_only=True`
                 return Listed(Tensor(library[0], key), None) if library[1] else Tensor(library[0], key)
         cls = self._module_class(constructor.func)
@@ -413,6 +414,14 @@ class Shapes:
         if output is None and name is not None and not own_class:  # a module of unknown output: a tensor
             return Tensor(None, key)
         return output
+
+    def _built_module_output(self, module: ast.AST, arguments: list) -> object | None:
+        """The output of the module `module` names (built once, as `constructor` tells), run on `arguments`."""
+        made = self.constructor(module) if isinstance(module, (ast.Name, ast.Attribute)) else None
+        if made is None:
+            return None
+        with self.as_linted():
+            return made[0].analysis(Shapes).module_output(made[1], arguments)
 
     def _torch_layer_output(self, name: str, constructor: ast.Call, arguments: list, first: object | None, key: tuple) -> object:
         outputs = torch_layer_outputs(name, constructor, [value_shape(a) for a in arguments], self.static_dim)
@@ -447,28 +456,50 @@ class Shapes:
     def _replaced_head(self, constructor: ast.Call) -> ast.Call | None:
         """The module a statement of this file puts in place of the classifier of the library model
         `constructor` builds (`model.fc = nn.Linear(model.fc.in_features, 1)`, `net.classifier[-1] = ...`),
-        when one statement alone does (worked out once per model)."""
+        when one statement alone does."""
+        found = self._head_assignments(constructor) or []
+        return found[0] if len(found) == 1 and isinstance(found[0], ast.Call) else None
+
+    def _head_kept(self, constructor: ast.Call) -> bool:
+        """Does the library model `constructor` builds keep its classifier: every statement of this file that
+        replaces a classifier replaces another model's, and no other module of the project replaces one
+        (`model = build(); model.fc = ...` in the script a builder's module serves)?"""
+        if self._head_assignments(constructor) != []:
+            return False
+        index, own = self.ctx.project or self.ctx.read_for, self.ctx.module.name if self.ctx.module else None
+        return index is None or all(module == own for head in CLASSIFIER_HEADS for module in index.modules_storing(head))
+
+    def _head_assignments(self, constructor: ast.Call) -> list[ast.AST] | None:
+        """What the statements of this file assigning a classifier put in place of the one of the model
+        `constructor` builds; None when such a statement may replace it, of a model not known (worked out
+        once per model)."""
         if constructor not in self._heads:
             found = []
             for statement in self.ctx.index.within(self.ctx.tree, ast.Assign):
                 target = statement.targets[0] if len(statement.targets) == 1 else None
                 if isinstance(target, ast.Subscript) and int_literal(target.slice) == -1:
                     target = target.value
-                if isinstance(target, ast.Attribute) and target.attr in CLASSIFIER_HEADS and isinstance(statement.value, ast.Call):
-                    made = built(self.ctx, target.value)
-                    found += [statement.value] if made and len(made) == 1 and made[0][1] is constructor else []
-            self._heads[constructor] = found[0] if len(found) == 1 else None
+                if isinstance(target, ast.Attribute) and target.attr in CLASSIFIER_HEADS and not is_self_attribute(target):
+                    made = built(self.ctx, target.value)  # (`self.fc = ...`: a layer of the project's own module)
+                    if not made or len(made) != 1:
+                        found = None
+                        break
+                    found += [statement.value] if made[0][1] is constructor else []
+            self._heads[constructor] = found
         return self._heads[constructor]
 
     def _truncated_output(self, layers: ast.AST, first: object | None) -> Tensor | None:
-        """`nn.Sequential(*list(base.children())[:-2])` of a torchvision ResNet `base` run on a batch."""
+        """`nn.Sequential(*list(base.children())[:-2])` of a torchvision ResNet `base` run on a batch (its
+        BatchNorm takes nothing else): of the batch's size when known, else of a size of its own, `x.size(0)`."""
         cut = truncated_children(layers)
         built = self.constructor(cut[0]) if cut is not None else None
-        if built is None or not isinstance(first, Tensor):
+        if built is None:
             return None
-        batch = first.shape[0] if first.shape is not None and len(first.shape) == 4 else first.ends[0][0] if first.ends and first.ends[0] else None
+        images = first if isinstance(first, Tensor) else None
+        key = ("call", id(layers), images.key if images is not None else None)
+        batch = _image_batch(images) or Sym(("size", images.key if images is not None else key, 0), "batch")
         shape = truncated_resnet(built[0].qualified_name(built[1].func), cut[1], batch)
-        return Tensor(shape, ("call", id(layers), first.key)) if shape is not None else None
+        return Tensor(_named_maps(shape, key), key) if shape is not None else None
 
     def _listed_output(self, listed: ast.AST, constructor: ast.Call, first: object | None) -> Tensor | None:
         """`nn.Sequential(*layers)` of a list of `Linear` and shape-keeping layers filled in a loop, ending in
@@ -720,8 +751,12 @@ class Shapes:
         return Samples(item) if item is not None else None
 
     def static_dim(self, expr: ast.AST | None) -> Dim:
-        """A size given to a layer's constructor: as its class spells it, else the argument's own symbol."""
+        """A size given to a layer's constructor: as its class spells it, the length of a collection of
+        constants (`len(C["targets"])` of a config dict, wherever it is), else the argument's own symbol."""
         spelled = self._spelled_dim(expr)
+        if spelled is None and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "len":
+            lengths = self.constants(expr)
+            spelled = next(iter(lengths)) if lengths and len(lengths) == 1 else None
         return spelled if spelled is not None else constructor_dim(expr)
 
     def _spelled_dim(self, expr: ast.AST | None, depth: int = 0) -> Dim:
@@ -968,7 +1003,7 @@ class Shapes:
         shape, key = library_part_output(*architecture(model.ctx, model.node), part.name, images), ("call", id(func), first.key)
         if shape is None:
             return None
-        return Tensor(tuple(Sym(("size", key, i), name) if d is None else d for i, (d, name) in enumerate(zip(shape, "BCHW"))), key)
+        return Tensor(_named_maps(shape, key), key)
 
     def _keyed_module(self, expr: ast.AST, key: str) -> tuple[object, ast.Call] | None:
         """The layer an `nn.ModuleDict({...})` literal (`expr` built once) holds under `key`, with its module's context."""
@@ -1047,6 +1082,11 @@ def _carried(first: object | None, output: object) -> object:
     """A layer's output keeps what its input lost on the way (a batch dimension dropped by `squeeze()`)."""
     unbatched = first.unbatched_at if isinstance(first, Tensor) else None
     return dataclasses.replace(output, unbatched_at=unbatched) if unbatched and isinstance(output, Tensor) else output
+
+
+def _named_maps(maps: Shape, key: tuple) -> Shape:
+    """Feature maps `(B, C, H, W)` with each size not known named as a size of the value `key`."""
+    return tuple(Sym(("size", key, i), name) if d is None else d for i, (d, name) in enumerate(zip(maps, "BCHW")))
 
 
 def _image_batch(images: object | None) -> Dim:

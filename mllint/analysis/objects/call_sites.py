@@ -576,12 +576,14 @@ def _written_field(objects: Objects, field: Obj, binding: Binding | None) -> fro
     return None if None in held else frozenset().union(*held) - {field}
 
 
-CONVERSIONS = {"bool": bool, "int": int, "float": float, "str": str}
+# Builtins of one constant whose result is a constant: the conversions, and `len` of a tuple or list of constants.
+CONVERSIONS = {"bool": bool, "int": int, "float": float, "str": str, "len": len}
 
 
 def _converted(value: Obj, depth: int) -> frozenset | None:
     """The constants a builtin conversion of constants makes (`bool(args.inplace_relu)` with the option's
-    `default=1`: True), read where the conversion is written; None for any other object."""
+    `default=1`: True; `len(C["targets"])` with `"targets": ["price"]`: 1), read where the conversion is
+    written; None for any other object."""
     call = value.node if value.kind == "made" else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and len(call.args) == 1 and not call.keywords):
         return None
