@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import os
+from functools import cached_property
 from typing import TypeVar
 
 from mllint.analysis.syntax.names import Names
@@ -40,6 +41,11 @@ class FileContext:
         self.notebook = notebook  # a notebook of the project read as a caller: the `Notebook` whose program this is
         self.findings: list[Finding] = []
         self._analyses: dict[type, object] = {}
+
+    @cached_property
+    def absolute_path(self) -> str:
+        """The file on disk (else as findings show it) as an absolute path: asked per call site searched."""
+        return os.path.abspath(self.real_path or self.path)
 
     def analysis(self, cls: type[T]) -> T:
         check_budget()

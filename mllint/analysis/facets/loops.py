@@ -746,7 +746,7 @@ class TrainingLoops:
             test = self._expression_events(m, node.test, guards, depth)
             # `if k % 1 == 0:` always runs its body, `if args.sched_per_batch:` as the option's default says: no guard
             held = fold(node.test, {})
-            held = decided(m.ctx, node, self.ctx) if held is None else held
+            held = decided(m.ctx, node, self.ctx) if held is None and _may_give_events(node.body + node.orelse) else held
             if held is not None:
                 return test + self._events(m, node.body if held else node.orelse, guards, depth)
             text = source_text(node.test)
@@ -1434,6 +1434,16 @@ def _calls_backward(index, module: str) -> bool:
     """Does the module's text call `.backward(` outside comments and doctests? The words first: a search of
     the pattern over a large module costs a hundred times more, and most modules have none."""
     return index.mentions(module, ".backward(") and index.mentions(module, BACKWARD_CALL)
+
+
+def _may_give_events(statements: list[ast.stmt]) -> bool:
+    """Might a block give an event: does it hold a call, an augmented assignment, or a gradient's or
+    `zero_grad` attribute? A block of none gives none, so no test needs deciding to choose it (a cheap
+    look before `call_sites.decided` follows the test's values to the configuration)."""
+    return any(
+        isinstance(n, ast.Call | ast.AugAssign) or (isinstance(n, ast.Attribute) and n.attr in ("grad", "zero_grad"))
+        for statement in statements for n in ast.walk(statement)
+    )  # fmt: skip
 
 
 def _blocks(node: ast.AST) -> list[list]:

@@ -16,7 +16,6 @@ scores (by its name, or by the test evaluations appended to it); an argmax with 
 from __future__ import annotations
 
 import ast
-import os
 import re
 from dataclasses import dataclass
 
@@ -346,10 +345,10 @@ class Selections:
         definitions = self.values.reaching_definitions(score) if isinstance(score, ast.Name) else []
         if not definitions or not all(is_parameter(d) for d in definitions) or not self._hook_run_per_epoch(hook):
             return None
-        index, path = self.ctx.project, os.path.abspath(self.ctx.real_path or self.ctx.path)
+        index, path = self.ctx.project, self.ctx.absolute_path
         for caller in self._calling_in(index, hook.name):
             for call in caller.analysis(Selections)._epoch_dispatches(hook.name):
-                runs = [(os.path.abspath(c.ctx.real_path or c.ctx.path), c.function.lineno) for c in caller.analysis(TrainingLoops).item_methods(call, self.ctx)]
+                runs = [(c.ctx.absolute_path, c.function.lineno) for c in caller.analysis(TrainingLoops).item_methods(call, self.ctx)]
                 if (path, hook.lineno) not in runs and (runs or hook.name == "__call__"):
                     continue
                 argument = bind_arguments(call, hook, True).get(score.id)

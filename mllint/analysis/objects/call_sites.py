@@ -177,9 +177,11 @@ def _decide(ctx, test: ast.AST, linted) -> bool | None:
         return None
     if any(_overridden_on_a_branch(c, n.attr) for n in read if isinstance(n, ast.Attribute) for c in {ctx, linted or ctx}):
         return None
-    values = [possible_constants(ctx, n, linted) for n in read]
-    if any(v is None or len(v) > MAX_OBJECTS for v in values):
-        return None
+    values = []
+    for node in read:  # (the first unknown operand decides: the others are not worked out)
+        values.append(possible_constants(ctx, node, linted))
+        if values[-1] is None or len(values[-1]) > MAX_OBJECTS:
+            return None
     renamed = _Renamed({_place(n): f"_{i}" for i, n in enumerate(read)}).visit(copy.deepcopy(test))
     folded = {fold(renamed, {f"_{i}": v for i, v in enumerate(combination)}) for combination in itertools.product(*values)}
     return folded.pop() if len(folded) == 1 else None

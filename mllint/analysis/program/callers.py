@@ -600,7 +600,7 @@ class Callers:
             if method is None or (_module_of(method[0]), method[1].lineno) != (target.module, target.line) or home.module is None:
                 continue
             qualified = f"{home.module.name}.{derived.name}"
-            path = os.path.abspath(home.real_path or home.path)
+            path = home.absolute_path
             word, cls_name = (name, qualified) if target.method else (derived.name, None)
             found.append(dataclasses.replace(target, module=home.module.name, qualified=qualified, word=word, cls=cls_name, path=path))
         return found
@@ -632,7 +632,7 @@ class Callers:
                 or (owners and any(index.mentions(m, name) for name in names) and index.mentions(m, builders))
                 or index.mentions(m, _given_self(target.word))  # a trainer calling its callbacks: `cb.on_epoch_end(self)`
             )  # the words first: a search of the pattern costs a hundred times more, and most modules have none
-        own = _path(self.ctx)
+        own = self.ctx.absolute_path
         imported_or_attribute = _import_or_attribute_call(target.word)
         # Tested one at a time, in module order, until `MAX_MODULES - 1` pass: a word called in hundreds of
         # modules (`apply_rotary_pos_emb(`) costs the tests of the first few, not of them all.
@@ -666,7 +666,7 @@ class Callers:
         receiver = func.value
         if isinstance(receiver, ast.Name) and receiver.id == "self":
             cls = caller.scopes.enclosing_class(call)  # the class's module by either name (see `_is`)
-            if cls is None or (cls.name == target.cls.rpartition(".")[2] and _path(caller) == target.path):
+            if cls is None or (cls.name == target.cls.rpartition(".")[2] and caller.absolute_path == target.path):
                 return cls is not None
             # A base's template method: the method its class runs, or the override of a subclass that runs it.
             methods = dispatched_methods(caller, cls, target.method, self.view, caller.scopes.enclosing_function(call))
@@ -715,8 +715,8 @@ class Callers:
         """A file's path as the linted file's findings show theirs (from the same directory)."""
         if ctx is self.ctx:
             return self.ctx.path
-        here = os.path.dirname(_path(self.ctx))
-        relative = os.path.relpath(_path(ctx), here)
+        here = os.path.dirname(self.ctx.absolute_path)
+        relative = os.path.relpath(ctx.absolute_path, here)
         return os.path.normpath(os.path.join(os.path.dirname(self.ctx.path), relative))
 
 
@@ -790,7 +790,7 @@ def _target(ctx, function: ast.AST) -> _Target | None:
     """What calls of a module-level function or a method of a top-level class look like."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.module is None:
         return None
-    module, path = ctx.module.name, _path(ctx)
+    module, path = ctx.module.name, ctx.absolute_path
     parent = ctx.scopes.parent(function)
     if parent is ctx.tree:
         return _Target(module, f"{module}.{function.name}", function.name, path=path, line=function.lineno)
@@ -810,12 +810,7 @@ def _class_target(ctx, cls: ast.ClassDef, line: int = 0) -> _Target | None:
     if ctx.module is None or ctx.scopes.parent(cls) is not ctx.tree:
         return None
     module = ctx.module.name
-    return _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True, path=_path(ctx), line=line)
-
-
-def _path(ctx) -> str:
-    """The file of a module, wherever its context was read (the linted text, or the module read for the project)."""
-    return os.path.abspath(ctx.real_path or ctx.path)
+    return _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True, path=ctx.absolute_path, line=line)
 
 
 def _calls_of_instance(ctx, construction: ast.Call, view: ProjectView) -> list[tuple[object, ast.Call, ast.Call | None]] | None:

@@ -86,9 +86,19 @@ def dispatched_method(ctx, cls: ast.ClassDef, name: str, view: object = None) ->
 def dispatched_methods(ctx, cls: ast.ClassDef, name: str, view: object = None, caller: ast.AST | None = None) -> list[tuple[object, ast.AST]]:
     """Every method `self.name(...)` may run in a method of `cls` (`caller`, when known): for `cls` and each
     of the project's subclasses of it (that run `caller` as `cls` defines it: one overriding it runs its own),
-    the method it has or inherits, unless missing or abstract; one per distinct method."""
-    methods = {}
+    the method it has or inherits, unless missing or abstract; one per distinct method. Worked out once
+    per question with the project's `view` (asked for each `self.` call of every module searched for callers)."""
     caller = caller if isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) else None  # (not a lambda)
+    if view is None:
+        return _dispatched_methods(ctx, cls, name, view, caller)
+    key = (ctx, cls, name, caller)
+    if key not in view.dispatched:
+        view.dispatched[key] = _dispatched_methods(ctx, cls, name, view, caller)
+    return list(view.dispatched[key])
+
+
+def _dispatched_methods(ctx, cls: ast.ClassDef, name: str, view: object, caller: ast.AST | None) -> list[tuple[object, ast.AST]]:
+    methods = {}
     for home, derived in self_classes(ctx, cls, view):
         if caller is not None and derived is not cls and _place(inherited_method(home, derived, caller.name, view)) != _place((ctx, caller)):
             continue  # the subclass overrides the template method itself

@@ -160,6 +160,7 @@ class ProjectIndex:
         # root directory -> the top-level names it admits (None: every module in it)
         self.roots = roots
         self._located: dict[tuple[str | None, str], str | None] = {}
+        self._script_roots: dict[str, str] = {}  # a file -> its package root (`running`), as `_located` keeps modules
         self._recorders: list[dict[str, str | None]] = []
         self._calls_fresh = False
 
@@ -213,7 +214,9 @@ class ProjectIndex:
         """Modules found as a run of the file at `path` finds them: its own root (a script's directory,
         `sys.path[0]`) searched before the others, so that `from model import Net` in `a/train.py` is
         `a/model.py` when `b/model.py` exists too."""
-        token = _RUNNING.set(module_name_of(path)[0])
+        if path not in self._script_roots:  # (asked per module searched for call sites: a walk up the folders)
+            self._script_roots[path] = module_name_of(path)[0]
+        token = _RUNNING.set(self._script_roots[path])
         try:
             yield
         finally:
@@ -750,6 +753,8 @@ class ProjectView:
         self._subclasses: dict[str, list[str]] = {}
         self._tables: dict[str, list[tuple[str, object]] | None] = {}
         self._module_setters: dict[str, bool] = {}  # class -> `defines_module`
+        self._displayed: dict[str, str] = {}  # a file's path -> as findings show it
+        self.dispatched: dict[tuple, list] = {}  # `hierarchy.dispatched_methods`, per (context, class, name, caller)
 
     @property
     def own(self) -> ModuleSummary:
@@ -1247,12 +1252,12 @@ class ProjectView:
 
     def display_path(self, path: str) -> str:
         """A file as a finding shows it: relative to the linted file's directory when below it, else to the
-        working directory when below it."""
-        here = os.path.dirname(os.path.abspath(self.ctx.real_path or self.ctx.path))
-        for relative in (os.path.relpath(path, here), os.path.relpath(path)):
-            if not relative.startswith(".."):
-                return relative
-        return path
+        working directory when below it. Worked out once per file (asked for each binding made)."""
+        if path not in self._displayed:
+            here = os.path.dirname(self.ctx.absolute_path)
+            shown = (r for r in (os.path.relpath(path, here), os.path.relpath(path)) if not r.startswith(".."))
+            self._displayed[path] = next(shown, path)
+        return self._displayed[path]
 
 
 def defines_module(cls: ast.ClassDef) -> bool:
