@@ -11,6 +11,7 @@ come from the same call site, or the call is not reported."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -179,7 +180,8 @@ class LossCalls:
             chosen += [call.func] if loss is not None else []
         if loss is None:
             loss = self._wrapped_loss(call.func, binding)
-            note = _passed_note(ctx, call.func, binding) if loss is not None and binding is not None else note
+            if loss is not None and binding is not None and self._wrapped_loss(call.func, None) is None:
+                note = _passed_note(ctx, call.func, binding)
         argument = self._prediction(call) if loss else None
         if argument is not None and self._reported_by_caller(_values_kept_from(argument), binding):
             return None
@@ -238,7 +240,7 @@ class LossCalls:
         object or function) given that parameter as its input, its values unchanged (reshaped, viewed, masked)."""
         found = under(self.ctx, func, binding) if isinstance(func, ast.Name | ast.Attribute) else None
         losses = set()
-        for home, function, first, made in [_taking_input(self.ctx.analysis(Objects), o) for o in found or ()] or [(None,) * 4]:
+        for home, function, first, made in [_taking_input(self.ctx, o) for o in found or ()] or [(None,) * 4]:
             if function is None:
                 return None
             for returned in function_returns(function) or [None]:
@@ -483,11 +485,13 @@ def loss_function(ctx, func: ast.AST, binding=None) -> str | None:
     return losses.pop() if len(losses) == 1 else None
 
 
-def _taking_input(objects: Objects, obj) -> tuple:
+def _taking_input(ctx, obj) -> tuple:
     """(its context, the function, its input parameter, the binding its `self.` attributes hold under) of a
-    callable object of the project: a function (not a method nor a lambda) by its first parameter; an instance
-    of a project module by its `forward`'s, its attributes as its construction's `__init__` binding sets them
-    (`self.crit` chosen by the `kind` passed). Nones when it is neither."""
+    callable object of the project `ctx`'s code reaches: a function (not a method nor a lambda) by its first
+    parameter; an instance of a project module by its `forward`'s, its attributes as its construction's
+    `__init__` binding sets them (`self.crit` chosen by the `kind` passed), under the call site of the builder
+    that made it (`get_loss("vanilla")` returning `AdversarialLoss(kind)`). Nones when it is neither."""
+    objects = ctx.analysis(Objects)
     function = objects.function_of(obj)
     if function is not None:
         home, node = function
@@ -500,7 +504,10 @@ def _taking_input(objects: Objects, obj) -> tuple:
         return (None,) * 4
     init = inherited_method(found[0], found[1], "__init__", objects.view)
     made = obj.ctx.analysis(Callers).instance_binding(obj.ctx, obj.node, init) if init is not None else None
-    return found[0], forward, own[1].arg, made
+    builder = obj.ctx.scopes.enclosing_function(obj.node) if made is not None and obj.site is not None else None
+    sites = ctx.analysis(Callers).bindings_in(obj.ctx, builder) if builder is not None and made.outer is None else ()
+    outer = next((b for b in sites if b.call is obj.site), None)
+    return found[0], forward, own[1].arg, dataclasses.replace(made, outer=outer) if outer is not None else made
 
 def _values_kept_from(argument: ast.AST) -> ast.AST:
     """The tensor whose values a chain of value-keeping methods passes on (`scores` of `scores.reshape(-1,

@@ -24,7 +24,7 @@ import operator
 from collections.abc import Iterator
 from weakref import WeakKeyDictionary
 
-from mllint.analysis.objects.constants import binding_constants, declared_default, stored_in_project
+from mllint.analysis.objects.constants import binding_constants, declared_default, stored_in_project, stored_names
 from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NAMESPACES, NONE, Obj, Objects, argparse_default, class_bindings, union
 from mllint.analysis.syntax.folding import UNKNOWN, after_exit, arms, fold, known_constant, runs, runs_under
 from mllint.analysis.syntax.names import call_argument
@@ -96,8 +96,29 @@ def _runs_under_binding(ctx, call: ast.Call, binding: Binding) -> bool:
     = nn.BCEWithLogitsLoss()` under `if kind == "vanilla":` in `__init__`, of an instance made with `kind="vanilla"`)?"""
     function = ctx.scopes.enclosing_function(call)
     bound = binding.of(function) if function is not None else None
-    constants = binding_constants(ctx, bound) if bound is not None else None
+    constants = _passed_constants(ctx, bound) if bound is not None else None
     return not constants or runs_under(ctx.scopes, call, lambda branch: fold(branch.test, constants))
+
+
+def _passed_constants(ctx, binding: Binding) -> dict[str, object]:
+    """`binding_constants`, with the arguments the configuration decides (`possible_constants`: a config dict's
+    `cfg["gan_loss"]`), passed on through the parameters of callers their own call sites fill."""
+    found, stored = binding_constants(ctx, binding), stored_names(binding.function)
+    for name, (caller, argument, passage) in binding.arguments.items():
+        value = UNKNOWN if name in found or name in stored or passage.default else _decided_argument(caller, argument, binding.outer)
+        found.update({name: value} if value is not UNKNOWN else {})
+    return found
+
+
+def _decided_argument(caller, argument: ast.AST, outer: Binding | None):
+    """The one constant an argument may be: what the caller's own call site `outer` passes for the parameter it
+    names, or else every constant it may be agreeing; UNKNOWN when not one."""
+    if isinstance(argument, ast.Name) and outer is not None and caller.scopes.enclosing_function(argument) is outer.function:
+        passed = outer.argument(argument.id)
+        unchanged = passed is not None and not passed[2].default and not caller.analysis(ValueKinds).reaching_values(argument)
+        return _decided_argument(passed[0], passed[1], outer.outer) if unchanged else UNKNOWN
+    values = possible_constants(caller, argument) if not isinstance(argument, ast.Starred) else None
+    return next(iter(values)) if values is not None and len(values) == 1 else UNKNOWN
 
 
 def _on_taken_branches(made: list[tuple[object, ast.Call]], linted) -> list[tuple[object, ast.Call]]:
