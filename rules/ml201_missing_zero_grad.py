@@ -2,6 +2,8 @@ import ast
 
 from mllint.analysis.facets.loop_events import Event, EventKind, Guard, Iteration, source_text
 from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops, item_construction
+from mllint.analysis.objects.call_sites import built
+from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Applicability, Edit, Fix, Position, Severity
 from mllint.rule import Rule
@@ -27,7 +29,8 @@ class MissingZeroGrad(Rule):
     with `self.optimizer` over `self.parameters()`, `step(net, opt, x)`; the message names where the
     clear is), or of another
     model only (`critic.zero_grad()` with an optimizer over `actor`, both built in the file, neither from
-    the other). Also a step after a phase of micro-batches (a nested loop that only backpropagates) that
+    the other, or handed to a trainer's constructor built apart at every call site that tells: `GANTrainer(G(),
+    D())` storing `self.G, self.D = G, D`). Also a step after a phase of micro-batches (a nested loop that only backpropagates) that
     lands on the gradients an earlier phase of the iteration left: that phase clears before its backward
     (the same optimizer, or another over the same modules), never after, and nothing clears in between.
     Loops include comprehensions, generators and `map(step, loader)` over the loader; an optimizer is
@@ -306,7 +309,26 @@ def _distinct_models(ctx, clear: Event, owners: dict[str, ast.AST | None]) -> bo
     if None in names:
         return False
     built = [_construction(ctx, m) for m in modules]
-    if any(b is None for b in built) or len({id(b[1]) for b in built}) != len(built):
+    if None not in built:
+        return _built_apart(names, built)
+    if clear.node.func.attr != "zero_grad":
+        return False
+    # Models handed in (`GANTrainer(G, D)` storing `self.G, self.D = G, D`): apart under every call site that tells.
+    answers = list(per_call_site(ctx, clear.node, lambda b: _built_apart(names, _constructions(ctx, modules, b))))
+    return bool(answers) and all(apart and binding is not None for apart, binding in answers)
+
+
+def _constructions(ctx, modules: list[ast.AST], binding) -> list[tuple[object, ast.Call]] | None:
+    """The one call that built each module under the call site `binding` (`makers`); None when one is unknown."""
+    found = [built(ctx, m, binding) for m in modules]
+    return None if any(f is None or len(f) != 1 for f in found) else [f[0] for f in found]
+
+
+def _built_apart(names: list[str], built: list[tuple[object, ast.Call]] | None) -> bool | None:
+    """Were the modules (held under `names`) built by calls of their own, none from another? None: unknown."""
+    if built is None:
+        return None
+    if len({id(b[1]) for b in built}) != len(built):
         return False
     return not any(names[j] in _mentioned(built[i][1]) for i in range(len(built)) for j in range(len(built)) if i != j)
 

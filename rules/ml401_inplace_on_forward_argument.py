@@ -126,7 +126,8 @@ class InplaceOnForwardArgument(Rule):
     layer's output, a fresh sum read nowhere after, a copy: `h.clone()`, `h.detach().clone()`,
     `h.clone().detach()`, `copy.deepcopy(h)`, `h.mul(0.5)`; not `h.contiguous()`, `h.float()` or `h.to(d)`,
     which may return `h` itself) changes no caller's tensor, and is not reported. Only tensor arguments
-    count: those annotated as `torch.Tensor`, and an unannotated first argument, unless the function
+    count: those annotated as `torch.Tensor`, an unannotated first argument, and any other the function
+    joins into a tensor as an item of a list it writes (`torch.cat([x_t, cond], dim=1)`), unless the function
     treats it as a list of tensors (feature maps passed whole to `torch.cat`/`torch.stack`, given to
     `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.head(x[i])`, or
     `x[i] = head(x[i])` in `for i, head in enumerate(self.heads)`, replaces a list item, no tensor

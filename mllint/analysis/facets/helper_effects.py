@@ -36,7 +36,7 @@ from mllint.analysis.syntax.folding import fold, runs_under
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import own_method
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.values.values import STACK_FUNCTIONS, ValueKinds
 
 TENSOR_TYPES = {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor"}
 
@@ -207,14 +207,30 @@ def forward_argument(ctx, expr: ast.AST | None, forward: ast.AST) -> str | None:
 
 
 def tensor_parameters(ctx, function: ast.AST) -> set[str]:
-    """The parameters annotated as tensors, and an unannotated first one (after `self`)."""
+    """The parameters annotated as tensors, an unannotated first one (after `self`), and those the function
+    joins into one tensor as items of a list it writes (`torch.cat([x_t, cond], dim=1)`: `cond` too)."""
     positional = [*function.args.posonlyargs, *function.args.args][1:]
+    joined = _joined_names(ctx, function)
     names = set()
     for index, arg in enumerate([*positional, *function.args.kwonlyargs]):
         annotation = ctx.qualified_name(arg.annotation) if arg.annotation is not None else None
-        if annotation in TENSOR_TYPES or (arg.annotation is None and index == 0 and positional):
+        if annotation in TENSOR_TYPES or (arg.annotation is None and ((index == 0 and positional) or arg.arg in joined)):
             names.add(arg.arg)
     return names
+
+
+_JOINED: WeakKeyDictionary = WeakKeyDictionary()  # function -> `_joined_names`'s answer (gone with its tree)
+
+
+def _joined_names(ctx, function: ast.AST) -> frozenset[str]:
+    """The names written as items of a list or tuple that `torch.cat`/`torch.stack` joins in the function."""
+    if function not in _JOINED:
+        _JOINED[function] = frozenset(
+            item.id for call in ctx.index.within(function, ast.Call) if ctx.qualified_name(call.func) in STACK_FUNCTIONS
+            for listed in [call_argument(call, 0, "tensors")] if isinstance(listed, ast.List | ast.Tuple)
+            for item in listed.elts if isinstance(item, ast.Name)
+        )  # fmt: skip
+    return _JOINED[function]
 
 
 def forward_sites(linted, ctx, function: ast.AST, parameter: str) -> tuple[list[tuple[object, ast.Call, str]], bool]:

@@ -11,17 +11,19 @@ come from the same call site, or the call is not reported."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from mllint.analysis.program.callers import call_sites, per_call_site
+from mllint.analysis.program.callers import Callers, call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, is_self_attribute
 from mllint.analysis.objects.call_sites import built, chosen_note, decided_test, getattr_names, made_classes, makers, possible_constants, replaced_by_call, table_item, under
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import binding_constants, call_constants, fold, stored_names
 from mllint.analysis.objects.points_to import Objects
+from mllint.analysis.program.hierarchy import inherited_method
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.folding import runs_under
@@ -178,8 +180,11 @@ class LossCalls:
             chosen += [call.func] if loss is not None else []
         if loss is None:
             loss = self._wrapped_loss(call.func, binding)
-            note = _passed_note(ctx, call.func, binding) if loss is not None and binding is not None else note
+            if loss is not None and binding is not None and self._wrapped_loss(call.func, None) is None:
+                note = _passed_note(ctx, call.func, binding)
         argument = self._prediction(call) if loss else None
+        if argument is not None and self._reported_by_caller(_values_kept_from(argument), binding):
+            return None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
         if origin is not None and (self._replaced_member(argument) or self._changed_model(argument, binding)):
             return None
@@ -228,25 +233,33 @@ class LossCalls:
         return losses.pop() if len(losses) == 1 else None
 
     def _wrapped_loss(self, func: ast.AST, binding) -> str | None:
-        """The loss every function `func` may be (a closure a builder returns, `def fn(pred, target): return
-        base(pred, target * (1 - eps) + eps / 2)` over `base = nn.BCEWithLogitsLoss()`) computes on its first
-        parameter: each of its returns a loss call (`LOSSES`, or a loss object or function) given that
-        parameter as its input, its values unchanged (reshaped, viewed, masked)."""
-        objects = self.ctx.analysis(Objects)
-        functions = [objects.function_of(o) for o in under(self.ctx, func, binding) or ()] if isinstance(func, ast.Name | ast.Attribute) else []
+        """The loss every function `func` may be computes on its input (`_taking_input`): a closure a builder
+        returns (`def fn(pred, target): return base(pred, target * (1 - eps) + eps / 2)` over `base =
+        nn.BCEWithLogitsLoss()`), or an instance of a project module whose `forward` passes its input on to a
+        loss it holds (`return self.crit(pred, target)`): each of its returns a loss call (`LOSSES`, or a loss
+        object or function) given that parameter as its input, its values unchanged (reshaped, viewed, masked)."""
+        found = under(self.ctx, func, binding) if isinstance(func, ast.Name | ast.Attribute) else None
         losses = set()
-        for home, function in [f or (None, None) for f in functions] or [(None, None)]:
-            if function is None or isinstance(function, ast.Lambda) or not parameters(function) or home.scopes.enclosing_class(function) is not None:
+        for home, function, first, made in [_taking_input(self.ctx, o) for o in found or ()] or [(None,) * 4]:
+            if function is None:
                 return None
-            first = parameters(function)[0].arg
             for returned in function_returns(function) or [None]:
                 argument = call_argument(returned, 0, "input") if isinstance(returned, ast.Call) else None
                 argument = _values_kept_from(argument) if argument is not None else None  # `scores.reshape(-1, n)` too
                 if not (isinstance(argument, ast.Name) and argument.id == first) or first in stored_names(function):
                     return None
                 calls = home.analysis(LossCalls)
-                losses.add(LOSSES.get(home.qualified_name(returned.func)) or loss_function(home, returned.func) or calls._loss_object(returned.func, None))
+                losses.add(LOSSES.get(home.qualified_name(returned.func)) or loss_function(home, returned.func) or calls._loss_object(returned.func, made))
         return losses.pop() if len(losses) == 1 and None not in losses else None
+
+    def _reported_by_caller(self, argument: ast.AST, binding) -> bool:
+        """Is the input the parameter of a loss module's `forward` its call site `binding` passes to, so that
+        the call of the module is the loss call reported (`adv(disc(x), y)`, not `self.crit(pred, target)`)?"""
+        function = binding.function if binding is not None and binding.call is not None else None
+        if not isinstance(argument, ast.Name) or not isinstance(function, ast.FunctionDef) or function.name != "forward":
+            return False
+        own = parameters(function)
+        return len(own) > 1 and own[1].arg == argument.id and binding.caller.analysis(LossCalls)._wrapped_loss(binding.call.func, binding.outer) is not None
 
     def _own_output(self, call: ast.Call) -> Origin | None:
         """The output of `self(x)` in a module class: `_forward_output` of its class."""
@@ -471,6 +484,30 @@ def loss_function(ctx, func: ast.AST, binding=None) -> str | None:
     losses = {LOSSES.get(name) if name.rsplit(".", 1)[-1].islower() else None for name in names or ()}
     return losses.pop() if len(losses) == 1 else None
 
+
+def _taking_input(ctx, obj) -> tuple:
+    """(its context, the function, its input parameter, the binding its `self.` attributes hold under) of a
+    callable object of the project `ctx`'s code reaches: a function (not a method nor a lambda) by its first
+    parameter; an instance of a project module by its `forward`'s, its attributes as its construction's
+    `__init__` binding sets them (`self.crit` chosen by the `kind` passed), under the call site of the builder
+    that made it (`get_loss("vanilla")` returning `AdversarialLoss(kind)`). Nones when it is neither."""
+    objects = ctx.analysis(Objects)
+    function = objects.function_of(obj)
+    if function is not None:
+        home, node = function
+        own = parameters(node) if not isinstance(node, ast.Lambda) and home.scopes.enclosing_class(node) is None else []
+        return (home, node, own[0].arg, None) if own else (None,) * 4
+    found = objects.class_of(obj) if obj.kind == "made" else None
+    forward = own_method(found[1], "forward", ast.FunctionDef) if found is not None else None
+    own = parameters(forward) if forward is not None else []
+    if len(own) < 2:
+        return (None,) * 4
+    init = inherited_method(found[0], found[1], "__init__", objects.view)
+    made = obj.ctx.analysis(Callers).instance_binding(obj.ctx, obj.node, init) if init is not None else None
+    builder = obj.ctx.scopes.enclosing_function(obj.node) if made is not None and obj.site is not None else None
+    sites = ctx.analysis(Callers).bindings_in(obj.ctx, builder) if builder is not None and made.outer is None else ()
+    outer = next((b for b in sites if b.call is obj.site), None)
+    return found[0], forward, own[1].arg, dataclasses.replace(made, outer=outer) if outer is not None else made
 
 def _values_kept_from(argument: ast.AST) -> ast.AST:
     """The tensor whose values a chain of value-keeping methods passes on (`scores` of `scores.reshape(-1,

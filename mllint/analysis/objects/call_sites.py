@@ -24,9 +24,9 @@ import operator
 from collections.abc import Iterator
 from weakref import WeakKeyDictionary
 
-from mllint.analysis.objects.constants import declared_default, stored_in_project
+from mllint.analysis.objects.constants import binding_constants, declared_default, stored_in_project, stored_names
 from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NAMESPACES, NONE, Obj, Objects, argparse_default, class_bindings, union
-from mllint.analysis.syntax.folding import UNKNOWN, after_exit, arms, fold, known_constant, runs
+from mllint.analysis.syntax.folding import UNKNOWN, after_exit, arms, fold, known_constant, runs, runs_under
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
 from mllint.analysis.values.reaching import MAX_DEPTH
@@ -86,7 +86,39 @@ def built(ctx, expr: ast.AST, binding: Binding | None = None, linted: Objects | 
     the objects is not made by a call, or unknown."""
     objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
     made = _made_calls(objects, under(ctx, expr, binding, linted), binding)
+    if made and len(made) > 1 and binding is not None:
+        made = [(home, call) for home, call in made if _runs_under_binding(home, call, binding)] or made
     return _on_taken_branches(made, linted.ctx if linted is not None else ctx) if made and len(made) > 1 else made
+
+
+def _runs_under_binding(ctx, call: ast.Call, binding: Binding) -> bool:
+    """Is `call` made under the constants the call site `binding` passes to the function around it (`self.crit
+    = nn.BCEWithLogitsLoss()` under `if kind == "vanilla":` in `__init__`, of an instance made with `kind="vanilla"`)?"""
+    function = ctx.scopes.enclosing_function(call)
+    bound = binding.of(function) if function is not None else None
+    constants = _passed_constants(ctx, bound) if bound is not None else None
+    return not constants or runs_under(ctx.scopes, call, lambda branch: fold(branch.test, constants))
+
+
+def _passed_constants(ctx, binding: Binding) -> dict[str, object]:
+    """`binding_constants`, with the arguments the configuration decides (`possible_constants`: a config dict's
+    `cfg["gan_loss"]`), passed on through the parameters of callers their own call sites fill."""
+    found, stored = binding_constants(ctx, binding), stored_names(binding.function)
+    for name, (caller, argument, passage) in binding.arguments.items():
+        value = UNKNOWN if name in found or name in stored or passage.default else _decided_argument(caller, argument, binding.outer)
+        found.update({name: value} if value is not UNKNOWN else {})
+    return found
+
+
+def _decided_argument(caller, argument: ast.AST, outer: Binding | None):
+    """The one constant an argument may be: what the caller's own call site `outer` passes for the parameter it
+    names, or else every constant it may be agreeing; UNKNOWN when not one."""
+    if isinstance(argument, ast.Name) and outer is not None and caller.scopes.enclosing_function(argument) is outer.function:
+        passed = outer.argument(argument.id)
+        unchanged = passed is not None and not passed[2].default and not caller.analysis(ValueKinds).reaching_values(argument)
+        return _decided_argument(passed[0], passed[1], outer.outer) if unchanged else UNKNOWN
+    values = possible_constants(caller, argument) if not isinstance(argument, ast.Starred) else None
+    return next(iter(values)) if values is not None and len(values) == 1 else UNKNOWN
 
 
 def _on_taken_branches(made: list[tuple[object, ast.Call]], linted) -> list[tuple[object, ast.Call]]:
