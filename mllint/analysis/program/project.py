@@ -920,11 +920,13 @@ class ProjectView:
         return self.is_module_class(qualified) or any(self.is_module_class(s) for s in self.subclasses(qualified))
 
     # What values are.
-    def origin(self, expr: ast.AST, binding=None) -> Origin | None:
+    def origin(self, expr: ast.AST, binding=None, turn: tuple | None = None) -> Origin | None:
         """Where a softmax/log_softmax/sigmoid/Linear value was made, if every way `expr` can get its
         value agrees on the kind: in the linted file, or in a class or function of the project; under
-        `binding`, through the arguments of one call site (`values.ValueKinds.value` describes it)."""
-        return self.origin_of(self.ctx.analysis(ValueKinds).value(expr, binding=binding))
+        `binding`, through the arguments of one call site (`values.ValueKinds.value` describes it); in the
+        `turn` (loop, key) of a loop over a dict, read at that key (`values.at_key`)."""
+        value = self.ctx.analysis(ValueKinds).value(expr, binding=binding)
+        return self.origin_of(at_key(value, *turn) if turn and value is not None else value)
 
     def origin_of(self, value: Value | None) -> Origin | None:
         """`origin` of a value descriptor (one the objects layer makes: a project model's call)."""
