@@ -112,15 +112,25 @@ class RegressionLossBroadcast(Rule):
     requires_any_text = ("loss", "Loss", "criterion")  # the loss object may be built in another file
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not self._is_regression_loss(node):
+        if self._is_regression_loss(node):
+            self._check(node)
             return
+        for key, classes in self.ctx.analysis(LossCalls).turned_classes(node):  # `crit(out[name], y[name])` per key
+            if classes <= REGRESSION_CLASSES and self._check(node, key):
+                return
+
+    def _check(self, node: ast.Call, key=None) -> bool:
+        """Report the call when its input and target broadcast (in the turn of `key` of a loop over a dict)."""
         shapes = self.ctx.analysis(Shapes)
         (prediction, input_value), (target, target_value) = shapes.argument(node, 0, "input"), shapes.argument(node, 1, "target")
+        if key is not None:
+            input_value, target_value = (shapes.value_in_turn(side, key) if side is not None else None for side in (prediction, target))
         found = _broadcast(input_value, target_value)
         if found is None:
-            return
+            return False
         a, b, result, side = found
         message = self.message.format(loss=self.ctx.text(node.func), input=a, target=b, result=result)
+        message += f" (at key {key!r})" if key is not None else ""
         squeezed = [v.squeezed_at for v in (input_value, target_value) if isinstance(v, Tensor) and v.squeezed_at]
         if squeezed:
             message += f"; the `squeeze()` at {place_in(self.ctx, *squeezed[0])} drops the size-1 dimension on one side only"
@@ -136,7 +146,8 @@ class RegressionLossBroadcast(Rule):
             text = self.ctx.text(extra)
             squeezed = f"{text}.squeeze(-1)" if isinstance(extra, ATOMIC) else f"({text}).squeeze(-1)"
             fix = self.ctx.fix(f"Squeeze the trailing dimension: `{squeezed}`", Applicability.UNSAFE, self.ctx.replace(extra, squeezed))
-        self.report(node, message, fix, related=shapes.sites[passed[0]] if passed else call_sites(site))
+        self.report(node, message, fix if key is None else None, related=shapes.sites[passed[0]] if passed else call_sites(site))
+        return True
 
     def _is_regression_loss(self, call: ast.Call) -> bool:
         spread = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)

@@ -443,6 +443,17 @@ class LossCalls:
             for made, binding in makers(self.ctx, call.func) if made
         )  # fmt: skip
 
+    def turned_classes(self, call: ast.Call) -> list[tuple[object, frozenset[str | None]]]:
+        """(key, the classes of the objects `call` may call in that key's turn) for each turn of the loop over
+        a dict around it (`turns`: `crit(...)` of `for name, crit in criteria.items()`); empty outside one."""
+        turned = turns(self.ctx, call) if self._may_hold_a_loss(call) else None
+        found = []
+        for key in turned[1] if turned else ():
+            made = built(self.ctx, call.func, turn=(turned[0], key))
+            if made:
+                found.append((key, frozenset(canonical_class(n) for c, k in made for n in made_classes(c, k, self.ctx) or {None})))
+        return found
+
     @staticmethod
     def _flagged_output(view: ProjectView, model: Called, call: ast.Call) -> Origin | None:
         """The output of a model whose `forward` returns another kind by a flag (`def forward(self, x,

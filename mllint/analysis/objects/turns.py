@@ -25,19 +25,34 @@ def turns(ctx, node: ast.AST) -> tuple[ast.For, tuple] | None:
         if isinstance(ancestor, SCOPE_NODES):
             return None
         if isinstance(ancestor, ast.For) and any(child is s for s in ancestor.body) and keyed_loop(ancestor):
-            keys = ctx.analysis(Objects).dict_keys(_iterated(ancestor))
-            return (ancestor, keys) if keys and len(keys) <= MAX_TURNS and _bound_once(ctx, ancestor) else None
+            keys = turn_keys(ctx, ancestor)
+            return None if keys is None else (ancestor, keys)
         child = ancestor
     return None
+
+
+def turn_keys(ctx, loop: ast.AST) -> tuple | None:
+    """The keys a `for` over a dict's keys or items (`values.keyed_loop`) is taken at, when they are known
+    and its variables are bound only by it in their scope; None else."""
+    if not isinstance(loop, ast.For) or not keyed_loop(loop):
+        return None
+    keys = ctx.analysis(Objects).dict_keys(_iterated(loop))
+    return keys if keys and len(keys) <= MAX_TURNS and _bound_once(ctx, loop) else None
+
+
+def variables(loop: ast.For) -> tuple[str, str | None]:
+    """The key variable of a `keyed_loop` `for`, and its value variable (None over the keys alone)."""
+    names = [t.id for t in loop.target.elts] if isinstance(loop.target, ast.Tuple) else [loop.target.id]
+    return names[0], names[1] if len(names) == 2 else None
 
 
 def in_turn(objects: Objects, expr: ast.AST, loop: ast.For, key) -> frozenset | None:
     """The objects `expr` (of `objects`' file) may be in the turn of `loop` (`turns`) at `key`: the loop's
     value variable, and an item read at its key variable (`crits[name]`), at that key; else as anywhere."""
-    names = [t.id for t in loop.target.elts] if isinstance(loop.target, ast.Tuple) else [loop.target.id]
-    if isinstance(expr, ast.Name) and expr.id == names[-1] and len(names) == 2:
+    key_name, value_name = variables(loop)
+    if isinstance(expr, ast.Name) and expr.id == value_name:
         return objects.item_at(_iterated(loop), key)
-    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Name) and expr.slice.id == names[0]:
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Name) and expr.slice.id == key_name:
         return objects.item_at(expr.value, key)
     return objects.points_to(expr)
 
