@@ -12,7 +12,7 @@ import ast
 
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.syntax.scopes import SCOPE_NODES
-from mllint.analysis.values.values import keyed_loop
+from mllint.analysis.values.values import key_variable, keyed_loop
 
 MAX_TURNS = 16  # keys a loop is taken at; a longer dict is read as one
 
@@ -42,8 +42,7 @@ def turn_keys(ctx, loop: ast.AST) -> tuple | None:
 
 def variables(loop: ast.For) -> tuple[str, str | None]:
     """The key variable of a `keyed_loop` `for`, and its value variable (None over the keys alone)."""
-    names = [t.id for t in loop.target.elts] if isinstance(loop.target, ast.Tuple) else [loop.target.id]
-    return names[0], names[1] if len(names) == 2 else None
+    return key_variable(loop), loop.target.elts[1].id if isinstance(loop.target, ast.Tuple) else None
 
 
 def in_turn(objects: Objects, expr: ast.AST, loop: ast.For, key) -> frozenset | None:
@@ -66,7 +65,6 @@ def _bound_once(ctx, loop: ast.For) -> bool:
     """Are the loop's variables bound by nothing else of its scope (so a read of them in its body is its turn's)?"""
     names = {t.id for t in ast.walk(loop.target) if isinstance(t, ast.Name)}
     scope = ctx.scopes.enclosing_scope(loop)
-    stores = [n for n in ctx.index.within(scope, ast.Name) if n.id in names and not isinstance(n.ctx, ast.Load)] if scope is not None else None
-    if scope is None:
-        stores = [n for n in ctx.index.of_type(ast.Name) if n.id in names and not isinstance(n.ctx, ast.Load) and ctx.scopes.enclosing_scope(n) is None]
+    nodes = ctx.index.within(scope, ast.Name) if scope is not None else ctx.index.of_type(ast.Name)
+    stores = [n for n in nodes if n.id in names and not isinstance(n.ctx, ast.Load) and ctx.scopes.enclosing_scope(n) is scope]
     return len(stores) == len(names)

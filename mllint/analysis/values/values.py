@@ -313,8 +313,9 @@ class Item:
 
 @dataclass(frozen=True, eq=False)
 class Keyed:
-    """A dict a comprehension that keeps its keys (`keyed_loop`) builds (`{name: head(h) for name, head in heads.items()}`): at each key
-    of what it iterates, `entry` with the comprehension's items read at that key (`at_key`)."""
+    """A dict a comprehension that keeps its keys (`keyed_loop`) builds (`{name: head(h) for name, head in
+    heads.items()}`): at each key of what it iterates, `entry` with the comprehension's items read at that
+    key (`at_key`)."""
 
     entry: "Value"
     comprehension: ast.DictComp
@@ -526,8 +527,7 @@ class ValueKinds(ReachingDefinitions):
         `{k: heads[k](h) for k in heads}`, in `for k in heads: heads[k](h)`): what is read at it, at its
         turn's key."""
         loop = self._keyed_around(name)
-        key = loop.key if isinstance(loop, ast.DictComp) else loop.target.elts[0] if isinstance(getattr(loop, "target", None), ast.Tuple) else getattr(loop, "target", None)
-        return loop if loop is not None and key.id == name.id else None
+        return loop if loop is not None and key_variable(loop) == name.id else None
 
     def _keyed_around(self, name: ast.AST) -> ast.AST | None:
         """The `keyed_loop` whose value or body `name` is read in, when its target binds `name`; None when
@@ -1626,6 +1626,13 @@ def keyed_loop(loop: ast.AST) -> str | None:
     if isinstance(target, ast.Name) and target.id == key and (method == "keys" or method is None and not isinstance(iterable, ast.Call)):
         return "keys"
     return None
+
+
+def key_variable(loop: ast.AST) -> str:
+    """The name a `keyed_loop` binds to each key: a comprehension's key, a `for`'s (first) target."""
+    if isinstance(loop, ast.DictComp):
+        return loop.key.id
+    return loop.target.elts[0].id if isinstance(loop.target, ast.Tuple) else loop.target.id
 
 
 def _binds(target: ast.AST, name: str) -> bool:
