@@ -66,7 +66,11 @@ class RegressionLossBroadcast(Rule):
     (`df.iloc[perm[:n]]`, `df.loc[keep, FEATURES + ["y"]]`), resampled or rolled (`df.resample("1h").mean()`)
     or standardised by their column statistics (`(df - df.mean()) / df.std()`), offsets from a config
     imported from another module (`self.y[i + self.window]`), residual blocks that widen then narrow back
-    or mix tokens through a transpose, and convolution stacks built in a loop. A size of the
+    or mix tokens through a transpose, and convolution stacks built in a loop. Per-task heads too: an
+    `nn.ModuleDict` of heads a `forward` maps to their outputs (`{name: head(h) for name, head in
+    self.heads.items()}`), and a loop over a dict whose keys are known (`for name, crit in
+    criteria.items(): crit(out[name], y[name])`, `criteria` a literal a builder may return), judged one
+    key at a time where that key's loss is a regression loss (the message names the key). A size of the
     result that two different symbols decide (`(B, H)` against `(B, 1, H')`) is shown as `?`: the
     `(B, B)` stretch is there whatever it is.
 
