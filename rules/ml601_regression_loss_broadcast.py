@@ -116,6 +116,8 @@ class RegressionLossBroadcast(Rule):
     requires_any_text = ("loss", "Loss", "criterion")  # the loss object may be built in another file
 
     def visit_Call(self, node: ast.Call) -> None:
+        if not _two_arguments(node):
+            return
         if self._is_regression_loss(node):
             self._check(node)
             return
@@ -154,14 +156,17 @@ class RegressionLossBroadcast(Rule):
         return True
 
     def _is_regression_loss(self, call: ast.Call) -> bool:
-        spread = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
-        if len(call.args) + len(call.keywords) < 2 and not spread:
-            return False
         if called_name(call.func) in FUNCTION_NAMES and self.ctx.qualified_name(call.func) is not None:
             return self.ctx.qualified_name(call.func) in REGRESSION_FUNCTIONS
         if any(classes <= REGRESSION_CLASSES for classes, _ in self.ctx.analysis(LossCalls).called_classes(call)):
             return True
         return any(names <= REGRESSION_FUNCTIONS for names, _ in names_called(self.ctx, call))
+
+
+def _two_arguments(call: ast.Call) -> bool:
+    """Can the call be given an input and a target (two arguments, or a spread of unknown length)?"""
+    spread = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+    return spread or len(call.args) + len(call.keywords) >= 2
 
 
 def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str | None] | None:

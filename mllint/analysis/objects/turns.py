@@ -33,11 +33,21 @@ def turns(ctx, node: ast.AST) -> tuple[ast.For, tuple] | None:
 
 def turn_keys(ctx, loop: ast.AST) -> tuple | None:
     """The keys a `for` over a dict's keys or items (`values.keyed_loop`) is taken at, when they are known
-    and its variables are bound only by it in their scope; None else."""
+    and its variables are bound only by it in their scope; None else. Worked out once per loop."""
     if not isinstance(loop, ast.For) or not keyed_loop(loop):
         return None
-    keys = ctx.analysis(Objects).dict_keys(_iterated(loop))
-    return keys if keys and len(keys) <= MAX_TURNS and _bound_once(ctx, loop) else None
+    known = ctx.analysis(TurnKeys)
+    if loop not in known:
+        keys = ctx.analysis(Objects).dict_keys(_iterated(loop))
+        known[loop] = keys if keys and len(keys) <= MAX_TURNS and _bound_once(ctx, loop) else None
+    return known[loop]
+
+
+class TurnKeys(dict):
+    """`turn_keys`' answers for the loops of a file (`ctx.analysis(TurnKeys)`)."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__()
 
 
 def variables(loop: ast.For) -> tuple[str, str | None]:
