@@ -20,7 +20,10 @@ class SoftmaxIntoCrossEntropy(Rule):
     that returns softmax output, `def forward(self, x, normalize=True)`), a factory function that builds
     one, a helper that returns one, a method of the class itself or of a base class other than `forward`
     (`self.predict_proba(x)` of an ensemble trainer). A row of softmax output over the last dim taken by a loop (`for out
-    in probs:`) is softmax output too.
+    in probs:`) is softmax output too. A dict a comprehension builds keeps each key's own value (`out["emotion"]` of
+    `{name: head(h) for name, head in self.heads.items()}` is the emotion head's output), and a loss in a loop
+    over a dict whose keys are known (`for name, crit in criteria.items(): crit(out[name], y[name])`) is
+    judged one key at a time (the message names the key).
 
     A model or loss that reaches the function as a parameter (`def train(model, criterion, ...)`, or
     `self.model` set from an `__init__` parameter, also when a method passes it on:

@@ -66,7 +66,11 @@ class RegressionLossBroadcast(Rule):
     (`df.iloc[perm[:n]]`, `df.loc[keep, FEATURES + ["y"]]`), resampled or rolled (`df.resample("1h").mean()`)
     or standardised by their column statistics (`(df - df.mean()) / df.std()`), offsets from a config
     imported from another module (`self.y[i + self.window]`), residual blocks that widen then narrow back
-    or mix tokens through a transpose, and convolution stacks built in a loop. A size of the
+    or mix tokens through a transpose, and convolution stacks built in a loop. Per-task heads too: an
+    `nn.ModuleDict` of heads a `forward` maps to their outputs (`{name: head(h) for name, head in
+    self.heads.items()}`), and a loop over a dict whose keys are known (`for name, crit in
+    criteria.items(): crit(out[name], y[name])`, `criteria` a literal a builder may return), judged one
+    key at a time where that key's loss is a regression loss (the message names the key). A size of the
     result that two different symbols decide (`(B, H)` against `(B, 1, H')`) is shown as `?`: the
     `(B, B)` stretch is there whatever it is.
 
@@ -112,15 +116,27 @@ class RegressionLossBroadcast(Rule):
     requires_any_text = ("loss", "Loss", "criterion")  # the loss object may be built in another file
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not self._is_regression_loss(node):
+        if not _two_arguments(node):
             return
+        if self._is_regression_loss(node):
+            self._check(node)
+            return
+        for key, classes in self.ctx.analysis(LossCalls).turned_classes(node):  # `crit(out[name], y[name])` per key
+            if classes <= REGRESSION_CLASSES and self._check(node, key):
+                return
+
+    def _check(self, node: ast.Call, key=None) -> bool:
+        """Report the call when its input and target broadcast (in the turn of `key` of a loop over a dict)."""
         shapes = self.ctx.analysis(Shapes)
         (prediction, input_value), (target, target_value) = shapes.argument(node, 0, "input"), shapes.argument(node, 1, "target")
+        if key is not None:
+            input_value, target_value = (shapes.value_in_turn(side, key) if side is not None else None for side in (prediction, target))
         found = _broadcast(input_value, target_value)
         if found is None:
-            return
+            return False
         a, b, result, side = found
         message = self.message.format(loss=self.ctx.text(node.func), input=a, target=b, result=result)
+        message += f" (at key {key!r})" if key is not None else ""
         squeezed = [v.squeezed_at for v in (input_value, target_value) if isinstance(v, Tensor) and v.squeezed_at]
         if squeezed:
             message += f"; the `squeeze()` at {place_in(self.ctx, *squeezed[0])} drops the size-1 dimension on one side only"
@@ -136,17 +152,21 @@ class RegressionLossBroadcast(Rule):
             text = self.ctx.text(extra)
             squeezed = f"{text}.squeeze(-1)" if isinstance(extra, ATOMIC) else f"({text}).squeeze(-1)"
             fix = self.ctx.fix(f"Squeeze the trailing dimension: `{squeezed}`", Applicability.UNSAFE, self.ctx.replace(extra, squeezed))
-        self.report(node, message, fix, related=shapes.sites[passed[0]] if passed else call_sites(site))
+        self.report(node, message, fix if key is None else None, related=shapes.sites[passed[0]] if passed else call_sites(site))
+        return True
 
     def _is_regression_loss(self, call: ast.Call) -> bool:
-        spread = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
-        if len(call.args) + len(call.keywords) < 2 and not spread:
-            return False
         if called_name(call.func) in FUNCTION_NAMES and self.ctx.qualified_name(call.func) is not None:
             return self.ctx.qualified_name(call.func) in REGRESSION_FUNCTIONS
         if any(classes <= REGRESSION_CLASSES for classes, _ in self.ctx.analysis(LossCalls).called_classes(call)):
             return True
         return any(names <= REGRESSION_FUNCTIONS for names, _ in names_called(self.ctx, call))
+
+
+def _two_arguments(call: ast.Call) -> bool:
+    """Can the call be given an input and a target (two arguments, or a spread of unknown length)?"""
+    spread = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+    return spread or len(call.args) + len(call.keywords) >= 2
 
 
 def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str | None] | None:

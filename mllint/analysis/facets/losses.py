@@ -23,6 +23,7 @@ from mllint.analysis.objects.call_sites import built, chosen_note, decided_test,
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import binding_constants, call_constants, fold, stored_names
 from mllint.analysis.objects.points_to import Objects
+from mllint.analysis.objects.turns import turns
 from mllint.analysis.program.hierarchy import inherited_method
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
@@ -131,10 +132,22 @@ class LossCalls:
         """The calls that may compute a loss, in source order, with the loss and the kind of their input:
         the one the code tells, or one per call site that tells both."""
         return {
-            call: [f for f, _ in per_call_site(self.ctx, call, lambda b, call=call: self._input(call, b) if self._runs_under(call, b) else None)]
+            call: [f for found, _ in per_call_site(self.ctx, call, lambda b, call=call: self._inputs(call, b)) for f in found]
             for call in self.ctx.index.of_type(ast.Call)
             if self._may_be_a_loss_function(call.func) or self._may_hold_a_loss(call)
         }
+
+    def _inputs(self, call: ast.Call, binding) -> list[LossInput] | None:
+        """The call's input under `binding`; or else, in a loop over a dict with known keys (`turns`), its
+        input in each turn that has one (`crit(out[name], ...)` of `for name, crit in criteria.items()`)."""
+        if not self._runs_under(call, binding):
+            return None
+        found = self._input(call, binding)
+        turned = turns(self.ctx, call) if found is None else None
+        if turned is None:
+            return None if found is None else [found]
+        loop, keys = turned
+        return [f for key in keys if (f := self._input(call, binding, (loop, key))) is not None] or None
 
     def _runs_under(self, call: ast.Call, binding) -> bool:
         """Does `call` run under the constants the call site `binding` passes to the function around it (`if
@@ -165,7 +178,7 @@ class LossCalls:
         }  # fmt: skip
         return own | aliases
 
-    def _input(self, call: ast.Call, binding) -> LossInput | None:
+    def _input(self, call: ast.Call, binding, turn: tuple | None = None) -> LossInput | None:
         ctx = self.ctx
         loss, note = LOSSES.get(ctx.qualified_name(call.func)), ""
         if loss is None:
@@ -174,8 +187,8 @@ class LossCalls:
                 note = _passed_note(ctx, call.func, binding)
         chosen = []  # what the configuration's defaults chose among: the loss object, the model called
         if loss is None:
-            loss = self._loss_object(call.func, binding)
-            if loss is not None and binding is not None and self._loss_object(call.func, None) is None:
+            loss = self._loss_object(call.func, binding, turn)
+            if loss is not None and binding is not None and self._loss_object(call.func, None, turn) is None:
                 note = _passed_note(ctx, call.func, binding)
             chosen += [call.func] if loss is not None else []
         if loss is None:
@@ -185,15 +198,16 @@ class LossCalls:
         argument = self._prediction(call) if loss else None
         if argument is not None and self._reported_by_caller(_values_kept_from(argument), binding):
             return None
-        origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
+        origin = ctx.analysis(ProjectView).origin(argument, binding, turn) if argument is not None else None
         if origin is not None and (self._replaced_member(argument) or self._changed_model(argument, binding)):
             return None
-        if origin is None and argument is not None:
+        if origin is None and argument is not None and turn is None:
             origin = self._model_output(argument, binding)
             found = ctx.analysis(Objects).points_to(_values_kept_from(argument)) if origin is not None else None
             chosen += [obj.node.func for obj in found or () if obj.kind == "made" and isinstance(obj.node, ast.Call)]
         default = chosen_note(ctx, chosen, binding) if origin is not None and chosen else ""
         note += f"{default}," if default else ""
+        note += f" (at key {turn[1]!r})" if turn else ""
         return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
 
     def _replaced_member(self, argument: ast.AST) -> bool:
@@ -220,10 +234,10 @@ class LossCalls:
         (`kw = {"input": out, "target": y}; loss_fn(**kw)`, `criterion(*(out, y))`)."""
         return self.ctx.analysis(ValueKinds).passed_argument(call, 0, "input")
 
-    def _loss_object(self, func: ast.AST, binding) -> str | None:
+    def _loss_object(self, func: ast.AST, binding, turn: tuple | None = None) -> str | None:
         """The loss every object `func` may be computes (`criterion = build_criterion(cfg).to(device)`,
-        `self.losses["ce"]`, a loss passed by the call site `binding`), as the objects layer tells."""
-        made = built(self.ctx, func, binding)
+        `self.losses["ce"]`, a loss passed by the call site `binding`; in a loop's `turn`), as the objects layer tells."""
+        made = built(self.ctx, func, binding, turn=turn)
         classes = [made_classes(c, k, self.ctx) for c, k in made or ()]
         if not classes or None in classes:
             return None
@@ -441,6 +455,17 @@ class LossCalls:
             (frozenset(canonical_class(n) for c, k in made for n in made_classes(c, k, self.ctx) or {None}), binding)
             for made, binding in makers(self.ctx, call.func) if made
         )  # fmt: skip
+
+    def turned_classes(self, call: ast.Call) -> list[tuple[object, frozenset[str | None]]]:
+        """(key, the classes of the objects `call` may call in that key's turn) for each turn of the loop over
+        a dict around it (`turns`: `crit(...)` of `for name, crit in criteria.items()`); empty outside one."""
+        turned = turns(self.ctx, call) if self._may_hold_a_loss(call) else None
+        found = []
+        for key in turned[1] if turned else ():
+            made = built(self.ctx, call.func, turn=(turned[0], key))
+            if made:
+                found.append((key, frozenset(canonical_class(n) for c, k in made for n in made_classes(c, k, self.ctx) or {None})))
+        return found
 
     @staticmethod
     def _flagged_output(view: ProjectView, model: Called, call: ast.Call) -> Origin | None:

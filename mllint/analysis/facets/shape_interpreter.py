@@ -17,6 +17,7 @@ from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.hierarchy import inherited_method, made_runner
 from mllint.analysis.objects.instances import Instances
+from mllint.analysis.objects.turns import turn_keys, variables
 from mllint.analysis.facets.broadcasts import Broadcast, column_and_row, written_outer
 from mllint.analysis.facets.data_shapes import DATA_LOADERS, as_dataset, data_value, environment_step
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply
@@ -176,6 +177,7 @@ class Interpreter(Operations):
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
         self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
         self.modules_bound: dict[str, tuple[object, ast.Call]] = {}  # a loop's `layer` -> the layer it is on this pass
+        self.turn: tuple[str, object] | None = None  # (key variable, key) of the loop over a dict taken one key at a time
         if isinstance(function, FUNCTION_NODES):
             counts, scalars = _int_defaults(function), _float_defaults(function)
             for arg in parameters(function):
@@ -307,7 +309,28 @@ class Interpreter(Operations):
             for name in _assigned_names(node.body):
                 self.forget(name, node)
         self.loop_depth -= 1
+        if isinstance(node, ast.For) and self.record and self.turn is None and not any(isinstance(n, LEAVING) for s in node.body for n in ast.walk(s)):
+            self.turned(node)
         self.block(node.orelse)
+
+    def turned(self, node: ast.For) -> None:
+        """A loop over a dict whose keys are known (`turns.turn_keys`) run once more per key, its values
+        kept by key (`Shapes.turned`) apart from the loop's own: `crit(out[name], batch[name])` in the turn
+        of each `name`."""
+        keys = turn_keys(self.ctx, node)
+        if keys is None:
+            return
+        key_name, value_name = variables(node)
+        after, seen, iterated = self.env, self.seen, self.eval(node.iter.func.value) if value_name else None
+        self.record = False
+        for key in keys:
+            self.env, self.seen, self.turn = dict(after), {}, (key_name, key)
+            self.bind(node.target, None, None)
+            if isinstance(iterated, Fields) and iterated.get(key) is not None:
+                self.env[value_name] = iterated.get(key)
+            self.block(node.body)
+            self.shapes.turned.update(((n, key), v) for n, v in self.seen.items())
+        self.env, self.seen, self.turn, self.record = after, seen, None, True
 
     def repeated(self, node: ast.For | ast.AsyncFor, layer: tuple[object, ast.Call]) -> None:
         """`for block in self.blocks: h = h + block(h)` over a `ModuleList` of layers one call builds: the
@@ -387,6 +410,8 @@ class Interpreter(Operations):
         if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(key, ast.Name) and isinstance(target.elts[0], ast.Name)):
             return None
         source = self.eval(items.func.value)
+        if key.id == target.elts[0].id and not isinstance(source, Fields) and isinstance(target.elts[1], ast.Name) and not self.modules_bound:
+            return self.mapped_modules(node)
         if key.id != target.elts[0].id or not isinstance(source, Fields) or source.rest is not None or not source.values:
             return None
         outer, values = self.env, []
@@ -394,6 +419,23 @@ class Interpreter(Operations):
             self.env = dict(outer)
             self.bind(target, Items((None, item)), None)
             values.append((name, self.eval(node.value)))
+        self.env = outer
+        return Fields(tuple(values))
+
+    def mapped_modules(self, node: ast.DictComp) -> Fields | None:
+        """`{name: head(h) for name, head in self.heads.items()}` over an `nn.ModuleDict` of layers listed
+        by key (`Shapes.keyed_modules`): the dict of what the value gives with `head` each layer in turn."""
+        only = node.generators[0]
+        layers = self.shapes.keyed_modules(only.iter.func.value)
+        if layers is None:
+            return None
+        outer, values, variable = self.env, [], only.target.elts[1].id
+        for key, layer in layers:
+            self.env = dict(outer)
+            self.bind(only.target, None, None)
+            self.modules_bound[variable] = layer
+            values.append((key, self.eval(node.value)))
+        self.modules_bound.pop(variable, None)
         self.env = outer
         return Fields(tuple(values))
 
@@ -663,6 +705,8 @@ class Interpreter(Operations):
             return base.item
         if isinstance(base, Listed):  # every item of a list of samples alike
             return base.item if not isinstance(index, ast.Slice) else Listed(base.item, slice_length(index, base.length))
+        if isinstance(base, Fields) and self.turn is not None and isinstance(index, ast.Name) and index.id == self.turn[0]:
+            return base.get(self.turn[1])  # `out[name]` in the turn of one key
         if isinstance(base, Fields) and not isinstance(index, (ast.Constant, ast.Slice)) and (base.values or base.rest is not None):
             held = [v for _, v in base.values] + ([base.rest] if base.rest is not None else [])
             return _alike(held, ("item", id(node)))  # `loaders[split]`: whichever it is, what they all are alike

@@ -78,6 +78,7 @@ class Shapes:
         self.values = ctx.analysis(ValueKinds)
         self.modules = ctx.analysis(ModuleClasses)
         self.recorded: dict[ast.AST, object] = {}
+        self.turned: dict[tuple[ast.AST, object], object] = {}  # (node, key) -> its value in that key's turn of a loop over a dict
         self.view_targets: dict[ast.Call, Shape] = {}
         self.view_sources: dict[ast.Call, Shape] = {}  # a source of unknown rank, as its view's target names it
         self.helper_values: dict[ast.Call, dict[ast.AST, object]] = {}
@@ -107,6 +108,12 @@ class Shapes:
     def value(self, expr: ast.AST) -> object | None:
         self._analyse_scope_of(expr)
         value = self.recorded.get(expr)
+        return None if value is CONFLICT else value
+
+    def value_in_turn(self, expr: ast.AST, key) -> object | None:
+        """`value` of `expr` in the turn of `key` of the loop over a dict around it (`turns.turns`)."""
+        self._analyse_scope_of(expr)
+        value = self.turned.get((expr, key))
         return None if value is CONFLICT else value
 
     def item_value(self, expr: ast.AST) -> object | None:
@@ -1014,6 +1021,18 @@ class Shapes:
         pairs = zip(given.keys, given.values) if isinstance(given, ast.Dict) else []
         found = [v for k, v in pairs if isinstance(k, ast.Constant) and k.value == key]
         return (made[0], found[0]) if len(found) == 1 and isinstance(found[0], ast.Call) else None
+
+    def keyed_modules(self, expr: ast.AST) -> list[tuple[str, tuple[object, ast.Call]]] | None:
+        """(key, layer) for each layer of the `nn.ModuleDict({...})` literal `expr` is (built once), its keys
+        constant strings, in order; None for any other (for `self.heads.items()` taken one key at a time)."""
+        made = self.constructor(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        given = made[1].args[0] if made is not None and len(made[1].args) == 1 else None
+        if not isinstance(given, ast.Dict) or canonical_class(made[0].qualified_name(made[1].func)) != MODULE_DICT or len(given.keys) > MAX_ITEMS:
+            return None
+        keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in given.keys]
+        if None in keys or len(set(keys)) != len(keys) or not all(isinstance(v, ast.Call) for v in given.values):
+            return None
+        return [(key, (made[0], layer)) for key, layer in zip(keys, given.values)]
 
     def listed_modules(self, expr: ast.AST) -> list[tuple[object, ast.Call]] | None:
         """The layers of the `nn.ModuleList([...])` or `nn.Sequential(...)` `expr` is, when it is built from

@@ -26,6 +26,7 @@ from weakref import WeakKeyDictionary
 
 from mllint.analysis.objects.constants import binding_constants, declared_default, stored_in_project, stored_names
 from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NAMESPACES, NONE, Obj, Objects, argparse_default, class_bindings, union
+from mllint.analysis.objects.turns import in_turn
 from mllint.analysis.syntax.folding import UNKNOWN, after_exit, arms, fold, known_constant, runs, runs_under
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
@@ -35,11 +36,11 @@ from mllint.analysis.values.values import ValueKinds
 MAX_CONVERSIONS = 3  # conversions of conversions (`bool(int(x))`) followed
 
 
-def under(ctx, expr: ast.AST, binding: Binding | None, linted: Objects | None = None) -> frozenset | None:
-    """The objects `expr` (of `ctx`) may be under `binding`; None when unknown. `linted`: the points-to of
-    the linted file, whose project view another module's is read through."""
+def under(ctx, expr: ast.AST, binding: Binding | None, linted: Objects | None = None, turn: tuple | None = None) -> frozenset | None:
+    """The objects `expr` (of `ctx`) may be under `binding` (and in the `turn` of a loop over a dict); None
+    when unknown. `linted`: the points-to of the linted file, whose project view another module's is read through."""
     objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
-    return substituted(objects, objects.points_to(expr), binding)
+    return substituted(objects, in_turn(objects, expr, *turn) if turn else objects.points_to(expr), binding)
 
 
 def substituted(objects: Objects, found: frozenset | None, binding: Binding | None) -> frozenset | None:
@@ -80,12 +81,13 @@ def replaced_by_call(ctx, made: list[tuple[object, ast.Call]] | None) -> bool:
     return any(objects._of(home).replaced_by_call(constructor) for home, constructor in made or ())
 
 
-def built(ctx, expr: ast.AST, binding: Binding | None = None, linted: Objects | None = None) -> list[tuple[object, ast.Call]] | None:
+def built(ctx, expr: ast.AST, binding: Binding | None = None, linted: Objects | None = None, turn: tuple | None = None) -> list[tuple[object, ast.Call]] | None:
     """The calls (with their contexts) that made what `expr` may be under `binding`, `None` set aside; what
     a setter or `__init__` writes to a module's attribute counts as what made it (`held`). None when one of
-    the objects is not made by a call, or unknown."""
+    the objects is not made by a call, or unknown. `turn`: (a loop over a dict, a key), read in that turn
+    (`turns.in_turn`)."""
     objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
-    made = _made_calls(objects, under(ctx, expr, binding, linted), binding)
+    made = _made_calls(objects, under(ctx, expr, binding, linted, turn), binding)
     if made and len(made) > 1 and binding is not None:
         made = [(home, call) for home, call in made if _runs_under_binding(home, call, binding)] or made
     return _on_taken_branches(made, linted.ctx if linted is not None else ctx) if made and len(made) > 1 else made

@@ -58,7 +58,7 @@ from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.yaml_subset import read_yaml
 from mllint.analysis.program.summaries import function_returns, returns_receiver
-from mllint.analysis.values.values import RETURNS_RECEIVER, SEQUENTIAL, canonical_class
+from mllint.analysis.values.values import RETURNS_RECEIVER, SEQUENTIAL, canonical_class, keyed_loop
 from mllint.analysis.syntax.tree import module_statements, own_method
 
 MAX_OBJECTS = 8  # objects per expression
@@ -162,6 +162,34 @@ class Objects:
     def points_to(self, expr: ast.AST) -> frozenset | None:
         """The objects `expr` may be anywhere in its scope; None: unknown (past the budget)."""
         return self._eval(expr, 0)
+
+    def item_at(self, container: ast.AST, key) -> frozenset | None:
+        """The objects at the constant `key` of what `container` may be (`criteria["ce"]`)."""
+        return self._item(container, key, 0)
+
+    def dict_keys(self, container: ast.AST) -> tuple | None:
+        """The constant keys of the dicts `container` may be, when each is known and they agree (`_dict_keys`)."""
+        keys = {self._dict_keys(obj, 0) for obj in self.points_to(container) or {NONE}}
+        return keys.pop() if len(keys) == 1 and None not in keys else None
+
+    def _dict_keys(self, obj: Obj, depth: int) -> tuple | None:
+        """The keys of a dict literal (an `nn.ModuleDict` of one too) nothing adds to, or of a comprehension
+        that keeps the keys of a tuple or such a dict (`values.keyed_loop`)."""
+        home = self._of(obj.ctx) if obj.kind == "made" else None
+        if home is None or depth > MAX_CALL_DEPTH or self._added_to(obj, depth) or (home is not self and home._added_to(obj, depth)):
+            return None
+        literal = _table_literal(obj)
+        if isinstance(literal, ast.Dict):
+            keys = tuple(_constant(k) if k is not None else None for k in literal.keys)
+            return keys if None not in keys and len(set(keys)) == len(keys) else None
+        if not isinstance(literal, ast.DictComp) or keyed_loop(literal) is None:
+            return None
+        if _comprehension_keys(literal):
+            return tuple(dict.fromkeys(_comprehension_keys(literal)))
+        iterable = literal.generators[0].iter
+        source = iterable.func.value if isinstance(iterable, ast.Call) else iterable  # `d.items()`, `d.keys()`: `d`
+        keys = {home._dict_keys(o, depth + 1) for o in home._eval(source, depth + 1) or {NONE}}
+        return keys.pop() if len(keys) == 1 and None not in keys else None
 
     def key(self, expr: ast.AST, scope: ast.AST | None) -> str | None:
         """One name for what `expr` is, seen from `scope` (a function or the module): `model` for a

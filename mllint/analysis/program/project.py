@@ -40,8 +40,8 @@ from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, function_returns, top_level_definition
 from mllint.analysis.values.reaching import MAX_DEPTH
 from mllint.analysis.values.values import (
-    Called, Chained, Complement, Exp, Item, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
-    Unwrapped, Value, built_record, makes_task_model,
+    Called, Chained, Complement, Exp, Item, Keyed, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
+    Unwrapped, Value, at_key, built_record, makes_task_model,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -693,10 +693,16 @@ class Tuple:
 @dataclass(frozen=True, eq=False)
 class Each:
     """A collection every item of which is `value` (a comprehension, `nn.ModuleDict` of one), described
-    in `module`."""
+    in `module`; with `keyed`, a dict a comprehension that keeps its keys builds (`keyed_loop`): its item at a key, `value` read
+    at that key (`at_key`)."""
 
     value: Value | None
     module: ModuleSummary
+    keyed: ast.AST | None = None
+
+    def item(self, index) -> Value | None:
+        """The descriptor of its item at `index` (a key, or not one: any item)."""
+        return self.value if self.keyed is None else at_key(self.value, self.keyed, index if isinstance(index, str) else None)
 
 
 @dataclass(frozen=True, eq=False)
@@ -919,11 +925,13 @@ class ProjectView:
         return self.is_module_class(qualified) or any(self.is_module_class(s) for s in self.subclasses(qualified))
 
     # What values are.
-    def origin(self, expr: ast.AST, binding=None) -> Origin | None:
+    def origin(self, expr: ast.AST, binding=None, turn: tuple | None = None) -> Origin | None:
         """Where a softmax/log_softmax/sigmoid/Linear value was made, if every way `expr` can get its
         value agrees on the kind: in the linted file, or in a class or function of the project; under
-        `binding`, through the arguments of one call site (`values.ValueKinds.value` describes it)."""
-        return self.origin_of(self.ctx.analysis(ValueKinds).value(expr, binding=binding))
+        `binding`, through the arguments of one call site (`values.ValueKinds.value` describes it); in the
+        `turn` (loop, key) of a loop over a dict, read at that key (`values.at_key`)."""
+        value = self.ctx.analysis(ValueKinds).value(expr, binding=binding)
+        return self.origin_of(at_key(value, *turn) if turn and value is not None else value)
 
     def origin_of(self, value: Value | None) -> Origin | None:
         """`origin` of a value descriptor (one the objects layer makes: a project model's call)."""
@@ -969,6 +977,8 @@ class ProjectView:
             return Tuple(value.values, module, value.keys)
         if isinstance(value, Mixed) and value.joined:  # `torch.stack(dists, 1)`: a tensor of what its slices agree on
             return _agreed([self.resolve(v, module, depth + 1) for v in value.values])
+        if isinstance(value, Keyed):
+            return Each(value.entry, module, value.comprehension)
         if isinstance(value, Mixed) and value.stacked:
             return Each(value.values[0], module) if len(value.values) == 1 else None
         if isinstance(value, Mixed):
@@ -992,12 +1002,14 @@ class ProjectView:
         if isinstance(value, Selected):
             found = self.resolve(value.value, module, depth + 1)
             return found if isinstance(found, Found) and not found.layer else None
+        if isinstance(value, Item) and isinstance(value.index, ast.AST):  # read at a loop's turn not taken: at any key
+            value = Item(value.value, ...)
         if isinstance(value, Item):
             packed = self.resolve(value.value, module, depth + 1)
             if value.index is None and isinstance(packed, Found) and not packed.layer and packed.rows:  # a tensor's row
                 return packed
             if isinstance(packed, Each):
-                return self.resolve(packed.value, packed.module, depth + 1)
+                return self.resolve(packed.item(value.index), packed.module, depth + 1)
             if isinstance(packed, Found) and not packed.layer and (value.index is ... or isinstance(value.index, int)):
                 return packed  # `probs[a]`, `probs[0]`: values of a tensor
             index = packed.keys.index(value.index) if isinstance(packed, Tuple) and value.index in (packed.keys or ()) else value.index
@@ -1096,7 +1108,7 @@ class ProjectView:
         else:
             return None
         if isinstance(result, Each):
-            return Each(_Through(result.value, via, value.node if module is self.own else None), result.module)
+            return Each(_Through(result.value, via, value.node if module is self.own else None), result.module, result.keyed)
         if isinstance(result, Tuple):  # the elements are found later: they keep where they came through
             return Tuple(tuple(_Through(v, via, value.node if module is self.own else None) for v in result.values), result.module, result.keys)
         if isinstance(result, Found):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import enum
 from bisect import bisect_left
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from mllint.analysis.syntax.folding import fold
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, partial_target, reference_key
-from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import module_statements, position
 from mllint.analysis.values.library_classifiers import CLASSIFIER_HEADS, is_library_model
 from mllint.analysis.values.reaching import (
@@ -97,6 +98,7 @@ VALUE_PRESERVING_FUNCTIONS = frozenset(
 SELECTING_METHODS = frozenset({"gather", "index_select", "masked_select", "take_along_dim", "take", "narrow", "select", "diagonal"})
 SELECTING_FUNCTIONS = frozenset(f"torch.{name}" for name in SELECTING_METHODS)
 SEQUENTIAL = "torch.nn.Sequential"
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # Methods of an nn.Module or a tensor that return the object they are called on (`model.to(device)`).
 RETURNS_RECEIVER = frozenset({
     "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_", "share_memory",
@@ -310,6 +312,16 @@ class Item:
 
 
 @dataclass(frozen=True, eq=False)
+class Keyed:
+    """A dict a comprehension that keeps its keys (`keyed_loop`) builds (`{name: head(h) for name, head in
+    heads.items()}`): at each key of what it iterates, `entry` with the comprehension's items read at that
+    key (`at_key`)."""
+
+    entry: "Value"
+    comprehension: ast.DictComp
+
+
+@dataclass(frozen=True, eq=False)
 class Selected:
     """Values picked from a tensor (`probs.gather(1, a)`, `probs[:, a]`, `probs.index_select(0, i)`): of its kind."""
 
@@ -451,6 +463,9 @@ class ValueKinds(ReachingDefinitions):
             return Packed(tuple(self.value(e, depth + 1, binding) for e in expr.elts))
         if isinstance(expr, ast.BinOp):
             return self._combination(expr, depth, binding)
+        if isinstance(expr, ast.DictComp) and keyed_loop(expr):  # `{k: head(h) for k, head in heads.items()}`
+            entry = self._value(expr.value, depth, binding)  # (a sub-expression: no depth, as below)
+            return entry if entry is None or entry is PENDING else Keyed(entry, expr)
         if isinstance(expr, (ast.List, ast.ListComp, ast.DictComp)):
             parts = expr.elts if isinstance(expr, ast.List) else [expr.value if isinstance(expr, ast.DictComp) else expr.elt]
             return _mixed([self.value(part, depth + 1, binding) for part in parts], stacked=True)
@@ -458,7 +473,7 @@ class ValueKinds(ReachingDefinitions):
             return Packed(tuple(self.value(v, depth + 1, binding) for v in expr.values), tuple(k.value for k in expr.keys))
         index = _constant_index(expr.slice) if isinstance(expr, ast.Subscript) else None
         if index is None and isinstance(expr, ast.Subscript) and not selects_values(expr):
-            index = expr.slice.value if isinstance(expr.slice, ast.Constant) else ...  # `out["probs"]`; `outs[name]`: any item
+            index = expr.slice.value if isinstance(expr.slice, ast.Constant) else self._loop_key(expr.slice) or ...  # `outs[name]`: any item
         if isinstance(index, str) and is_self_attribute(expr.value) and (held := self.held_items(expr.value, index)):
             return self._one_of(held, depth, binding)  # `self.outputs["probs"]`, stored by another method
         if index is not None or isinstance(expr, ast.Subscript):
@@ -470,7 +485,7 @@ class ValueKinds(ReachingDefinitions):
             return inner if inner is None or inner is PENDING else Item(inner, index) if index is not None else Selected(inner)
         if isinstance(expr, LoopItem):
             inner = self._value(expr.iterable, depth + 1, binding)
-            return inner if inner is None or inner is PENDING else Item(inner, None)
+            return inner if inner is None or inner is PENDING else Item(inner, expr.key)
         # Sub-expressions that keep the value (a branch, a wrapper's `.module`, a distribution's field)
         # cost no depth: the budget counts assignments followed.
         if isinstance(expr, ast.IfExp) and (held := fold(expr.test, {})) is not None:  # `a if True else b`: the arm taken
@@ -506,6 +521,35 @@ class ValueKinds(ReachingDefinitions):
         found = self._one_of(values or [], depth, binding)
         replaced = self._replaced_head(expr, found, depth, binding) if isinstance(found, Called) else None
         return found if replaced is None else replaced
+
+    def _loop_key(self, name: ast.AST) -> ast.AST | None:
+        """The `keyed_loop` whose key variable `name` is, read in its body or value (`k` of `heads[k]` in
+        `{k: heads[k](h) for k in heads}`, in `for k in heads: heads[k](h)`): what is read at it, at its
+        turn's key."""
+        loop = self._keyed_around(name)
+        return loop if loop is not None and key_variable(loop) == name.id else None
+
+    def _keyed_around(self, name: ast.AST) -> ast.AST | None:
+        """The `keyed_loop` whose value or body `name` is read in, when its target binds `name`; None when
+        a nearer comprehension binds it, or none does."""
+        node = name
+        while isinstance(name, ast.Name) and (parent := self.scopes.parent(node)) is not None and not isinstance(parent, SCOPE_NODES):
+            comprehension = isinstance(parent, COMPREHENSIONS) and node is not parent.generators[0].iter
+            if comprehension and any(_binds(g.target, name.id) for g in parent.generators):
+                return parent if isinstance(parent, ast.DictComp) and node is parent.value and keyed_loop(parent) else None
+            if isinstance(parent, ast.For) and any(node is s for s in parent.body) and _binds(parent.target, name.id):
+                return parent if keyed_loop(parent) else None
+            node = parent
+        return None
+
+    def _keyed_layer(self, layer: ast.AST | None, depth: int, binding=None) -> Value | None:
+        """A layer a `keyed_loop` reads at its turn's key (`acts[k]`, `act` of `{k: nn.Sequential(..., act) for
+        k, act in acts.items()}`), as a value; None for any other."""
+        name = layer.slice if isinstance(layer, ast.Subscript) else layer
+        if self._keyed_around(name) is None:
+            return None
+        value = self._value(layer, depth, binding)
+        return value if isinstance(value, Item) and isinstance(value.index, ast.AST) else None
 
     def _one_of(self, values: list, depth: int, binding=None) -> Value | None:
         """What a name holds when it may hold any of `values`. Around a loop, assignments reach each other
@@ -564,7 +608,9 @@ class ValueKinds(ReachingDefinitions):
         if not isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) or loop.target is not target or iterable is None:
             return None
         if definition.node not in self._loop_items:
-            self._loop_items[definition.node] = ast.copy_location(LoopItem(iterable), iterable)
+            keyed = self.scopes.parent(loop) if isinstance(loop, ast.comprehension) else loop
+            key = keyed if target is loop.target and keyed_loop(keyed) == "items" else None  # `v` of `d.items()`, per key
+            self._loop_items[definition.node] = ast.copy_location(LoopItem(iterable, key), iterable)
         return self._loop_items[definition.node]
 
     def _passed_value(self, definition: Definition, depth: int, binding) -> Value | None:
@@ -709,7 +755,7 @@ class ValueKinds(ReachingDefinitions):
             inner = self._value(first, depth + 1, binding)
             return inner if inner is None or inner is PENDING else Selected(inner)
         if canonical_class(name) in MODULE_CONTAINERS and len(call.args) == 1 and not call.keywords:
-            return self._value(call.args[0], depth + 1, binding)  # `nn.ModuleDict({...})`: what it holds
+            return self._value(call.args[0], depth, binding)  # `nn.ModuleDict({...})`: what it holds
         if first is not None and (name in PASSING_FUNCTIONS or (len(call.args) == 1 and self._passing_layer(func, name, binding))):
             return self._value(first, depth + 1, binding)  # `self.dropout(logits)`, `F.dropout(probs, 0.1)`: its input's values
         if first is not None and (name in ORDER_KEEPING_FUNCTIONS or (len(call.args) == 1 and self._passing_layer(func, name, binding, ORDER_KEEPING_LAYERS))):
@@ -729,6 +775,9 @@ class ValueKinds(ReachingDefinitions):
                 inner = None if activation is call else activation
                 defaulted = (*self._defaulted.get(activation.func, ()), *self._defaulted.get(activation, ()))
                 return Made(kind, call, layer=True, activation=inner, rows=over_rows(kind, activation, 0), defaulted=defaulted)
+            keyed = self._keyed_layer(self._last_layer(call), depth, binding) if canonical_class(name) == SEQUENTIAL else None
+            if keyed is not None:  # `nn.Sequential(nn.Linear(h, n), acts[k])` built per key `k`: the key's own layer
+                return Chained(keyed)
             last = self._output_layer(call, binding) if canonical_class(name) == SEQUENTIAL else None
             if last is not None:  # `nn.Sequential(backbone, Head(...))`: the head's output
                 inner = self._value(last, depth + 1, binding)
@@ -1543,10 +1592,64 @@ def is_parameter(definition: Definition) -> bool:
 
 
 class LoopItem(ast.expr):
-    """Stands for the item a loop binds (`row` in `for row in probs`): one row of what it iterates."""
+    """Stands for the item a loop binds (`row` in `for row in probs`): one row of what it iterates; with
+    `key`, the value of a `keyed_loop`'s `.items()` at its turn's key (`head` in `{name: head(h) for name,
+    head in heads.items()}`)."""
 
     _fields = ("iterable",)
 
-    def __init__(self, iterable: ast.AST) -> None:
+    def __init__(self, iterable: ast.AST, key: ast.AST | None = None) -> None:
         super().__init__()
         self.iterable = iterable
+        self.key = key
+
+
+def keyed_loop(loop: ast.AST) -> str | None:
+    """How a loop over a dict keeps its keys, in its key variable: "items" (`for k, v in d.items()`,
+    `{k: f(v) for k, v in d.items()}`), "keys" (`for k in d`, `d.keys()`, a literal tuple or list of
+    keys); None for any other. A dict comprehension's own key is that variable, with one generator and
+    no filter; a `for` loop's, with no `else`."""
+    if isinstance(loop, ast.DictComp):
+        [generator, *more] = loop.generators
+        if more or generator.ifs or generator.is_async or not isinstance(loop.key, ast.Name):
+            return None
+        target, iterable, key = generator.target, generator.iter, loop.key.id
+    elif isinstance(loop, ast.For) and not loop.orelse:
+        target, iterable = loop.target, loop.iter
+        key = target.elts[0].id if isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name) else getattr(target, "id", None)
+    else:
+        return None
+    method = iterable.func.attr if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and not iterable.args else None
+    pair = isinstance(target, ast.Tuple) and len(target.elts) == 2 and all(isinstance(e, ast.Name) for e in target.elts)
+    if method == "items" and pair and target.elts[0].id == key and target.elts[1].id != key:
+        return "items"
+    if isinstance(target, ast.Name) and target.id == key and (method == "keys" or method is None and not isinstance(iterable, ast.Call)):
+        return "keys"
+    return None
+
+
+def key_variable(loop: ast.AST) -> str:
+    """The name a `keyed_loop` binds to each key: a comprehension's key, a `for`'s (first) target."""
+    if isinstance(loop, ast.DictComp):
+        return loop.key.id
+    return loop.target.elts[0].id if isinstance(loop.target, ast.Tuple) else loop.target.id
+
+
+def _binds(target: ast.AST, name: str) -> bool:
+    return any(isinstance(t, ast.Name) and t.id == name for t in ast.walk(target))
+
+
+def at_key(value, loop: ast.AST, key):
+    """`value` with the items a `keyed_loop` reads at its turn's key (`Item(..., loop)`) read at `key`
+    instead (None: an item of a loop over them)."""
+    if isinstance(value, Item) and value.index is loop:
+        return Item(at_key(value.value, loop, key), key)
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return value
+    changed = {}
+    for field in dataclasses.fields(value):
+        held = getattr(value, field.name)
+        new = tuple(at_key(v, loop, key) for v in held) if isinstance(held, tuple) else at_key(held, loop, key)
+        if new is not held and (not isinstance(held, tuple) or any(a is not b for a, b in zip(new, held))):
+            changed[field.name] = new
+    return dataclasses.replace(value, **changed) if changed else value
