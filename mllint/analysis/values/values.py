@@ -962,6 +962,11 @@ class ValueKinds(ReachingDefinitions):
                     self._filled_names.setdefault((self.scopes.enclosing_scope(call), call.func.value.id), []).append(call)
         return self._filled_names
 
+    def stored_items(self, name: ast.Name, key: str) -> list[ast.AST]:
+        """What the function of `name` stores into the name's item `key` (`logs["kl"] = kl.item()`)."""
+        fills = self._fills.get((self.scopes.enclosing_scope(name), name.id), ())
+        return [fill[1] for fill in fills if isinstance(fill, tuple) and fill[0] == key]
+
     def _filled(self, literal: ast.Dict, fills: list, depth: int, binding=None) -> Value | None:
         """A dict built from a literal and then filled, in source order, by item stores and `update`s at
         constant keys, as its entries: a store straight in the function's body replaces the entry, one under a
