@@ -23,7 +23,7 @@ from mllint.analysis.syntax.folding import fold
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, partial_target, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
-from mllint.analysis.syntax.tree import module_statements, position
+from mllint.analysis.syntax.tree import module_statements, position, same_expression
 from mllint.analysis.values.library_classifiers import CLASSIFIER_HEADS, is_library_model
 from mllint.analysis.values.reaching import (
     Bindings, CONDITIONAL_NODES, Definition, MAX_DEPTH, ReachingDefinitions, _constant_index,
@@ -1459,7 +1459,7 @@ def _factors(expr: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
 
 def _complement_of(expr: ast.AST, of: ast.AST) -> bool:
     """Is `expr` written `1 - of`?"""
-    return isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Sub) and _is_one(expr.left) and ast.dump(expr.right) == ast.dump(of)
+    return isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Sub) and _is_one(expr.left) and same_expression(expr.right, of)
 
 
 def _gate(value: Value | None) -> bool:
