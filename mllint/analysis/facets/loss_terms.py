@@ -170,8 +170,7 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
         elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, (ast.Add, ast.Sub)):
             parts += [(_within(item, statement.value), None, 0), (_within(item, definition.node), None, 0)]
     if isinstance(index, str):  # `logs["kl"]` of `logs["kl"] = kl.item()`: what is stored there
-        stored = ctx.analysis(ValueKinds).stored_items(expr, index)
-        parts += [(_within(item, value), None, 0) for value in stored if position(value) < position(expr)]
+        parts += [(_within(item, value), None, 0) for value in ctx.analysis(ValueKinds).stored_items(expr, index)]
     return parts or None
 
 

@@ -963,9 +963,10 @@ class ValueKinds(ReachingDefinitions):
         return self._filled_names
 
     def stored_items(self, name: ast.Name, key: str) -> list[ast.AST]:
-        """What the function of `name` stores into the name's item `key` (`logs["kl"] = kl.item()`)."""
+        """What the function of `name` stores into the name's item `key` before it reads it there
+        (`logs["kl"] = kl.item()`, then `logs["kl"]`)."""
         fills = self._fills.get((self.scopes.enclosing_scope(name), name.id), ())
-        return [fill[1] for fill in fills if isinstance(fill, tuple) and fill[0] == key]
+        return [fill[1] for fill in fills if isinstance(fill, tuple) and fill[0] == key and position(fill[1]) < position(name)]
 
     def _filled(self, literal: ast.Dict, fills: list, depth: int, binding=None) -> Value | None:
         """A dict built from a literal and then filled, in source order, by item stores and `update`s at
