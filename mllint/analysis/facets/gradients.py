@@ -292,6 +292,10 @@ class GradientFlow:
             element = self._element(expr.value, expr.slice.value, depth)  # `loss, acc = step(x)`: `step(x)[1]`
             if element is not None:
                 return element
+        key = expr.slice.value if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) else None
+        stored = self.values.stored_items(expr.value, key) if isinstance(key, str) and isinstance(expr.value, ast.Name) else None
+        if stored:  # `logs["kl"]` of `logs["kl"] = kl.item()`: what is stored there
+            return alternatives([self._flow(value, depth + 1) for value in stored])
         if isinstance(expr, (ast.Subscript, ast.Starred, ast.NamedExpr)):
             return self._flow(expr.value, depth + 1)  # the parts of a value share its flow
         if isinstance(expr, ast.BinOp):
@@ -1041,6 +1045,11 @@ def _new_leaf(ctx, flow: Flow) -> Flow:
     if flow.state is State.NONE and all(is_no_grad(ctx, cut) for cut in flow.cuts):
         return GRAPH
     return flow
+
+
+def is_torch_function(name: str | None) -> bool:
+    """`torch.sigmoid`, `torch.nn.functional.relu`: a function of torch, not a module class."""
+    return bool(name) and name.startswith("torch.") and not _is_module_class(canonical_class(name))
 
 
 def _is_module_class(name: str | None) -> bool:

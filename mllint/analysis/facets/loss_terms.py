@@ -27,7 +27,10 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import GRAPH, Flow, GradientFlow, Given, State, backward_loss, managed_losses, under_no_grad
+from mllint.analysis.facets.gradients import (
+    CUT_FUNCTIONS, FLAG_METHODS, GRAPH, LISTING_FUNCTIONS, NO_GRAPH_FUNCTIONS, NO_GRAPH_METHODS, Flow, GradientFlow, Given, State,
+    backward_loss, is_cut_method, is_torch_function, managed_losses, requires_grad, under_no_grad,
+)
 from mllint.analysis.facets.parameters import is_module
 from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.constants import constant_sign
@@ -166,6 +169,8 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
             return None
         elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, (ast.Add, ast.Sub)):
             parts += [(_within(item, statement.value), None, 0), (_within(item, definition.node), None, 0)]
+    if isinstance(index, str):  # `logs["kl"]` of `logs["kl"] = kl.item()`: what is stored there
+        parts += [(_within(item, value), None, 0) for value in ctx.analysis(ValueKinds).stored_items(expr, index)]
     return parts or None
 
 
@@ -281,15 +286,36 @@ def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | Non
 
 def _argument_flow(item: Summand, argument: ast.AST) -> Flow:
     """The flow a call gives a parameter: its argument's, or a graph for a module and for an output of a
-    module of unknown flow (`self.model(images)` of a trainer given its model, or a name bound only to one)."""
+    module of unknown flow (`self.model(images)` of a trainer given its model, or a name bound only to one),
+    or what differentiable calls compute from one (`torch.sigmoid(out)`)."""
     flow = item.ctx.analysis(GradientFlow).flow(argument, item.binding)
     if flow.state is not State.UNKNOWN:
         return flow
     if is_module(item.ctx, argument):
         return GRAPH  # `self.projectors` a loss runs the features through
-    values = item.ctx.analysis(ValueKinds).reaching_values(argument) if isinstance(argument, ast.Name) else [argument]
-    outputs = values and all(isinstance(v, ast.Call) and is_module(item.ctx, v.func) for v in values)
-    return GRAPH if outputs else flow
+    ctx = item.ctx
+    output = lambda e: isinstance(e, ast.Call) and is_module(ctx, e.func)
+    outputs = lambda e: all(map(output, ctx.analysis(ValueKinds).reaching_values(e) or [None])) if isinstance(e, ast.Name) else output(e)
+    return GRAPH if outputs(argument) or outputs(_differentiated(ctx, argument)) else flow
+
+
+def _differentiated(ctx, expr: ast.AST) -> ast.AST:
+    """The tensor a chain of differentiable calls computes `expr` from, the first operand of each: `out` of
+    `torch.sigmoid(out)`, `F.interpolate(out.softmax(1), size)`: a graph it carries, they carry. Not through
+    a cut (`CUT_FUNCTIONS`, `is_cut_method`), a size, a call of a module or of its method."""
+    while isinstance(expr, ast.Call):
+        func, name = expr.func, ctx.qualified_name(expr.func)
+        if is_torch_function(name) and expr.args:
+            if name in CUT_FUNCTIONS or name in LISTING_FUNCTIONS or name in NO_GRAPH_FUNCTIONS or requires_grad(expr):
+                break
+            expr = expr.args[0]
+        elif isinstance(func, ast.Attribute) and name is None and func.attr not in NO_GRAPH_METHODS | FLAG_METHODS:
+            if is_cut_method(expr) or is_module(ctx, func) or is_module(ctx, func.value):
+                break
+            expr = func.value
+        else:
+            break
+    return expr
 
 
 def _indexed(returned: list[ast.AST], index) -> list[ast.AST]:

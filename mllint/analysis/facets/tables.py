@@ -4,8 +4,9 @@ A frame read or built by pandas (`pd.read_csv(path)`, `pd.DataFrame(...)`) has a
 column `df["y"]` (or `df.y`) is a Series `(rows,)`, a list of columns `df[["y"]]` (or a name the module assigns such
 a list, `df[FEATURES]`, also imported, or a parameter every call site gives one; a list display of any names, `df[[target]]`; a configuration entry, `df[cfg["target"]]`, by the constants it may hold) a frame of that many columns, `df.iloc[...]` indexes it as an array
 (`df.iloc[i]` is a row: a Series over the columns, whose labels `row["y"]` give a value and `row[FEATURES]` a Series); `.values`
-and `.to_numpy()` give the array. Methods that keep the columns (`dropna()`, `sample(frac=1)`, ...) give a
-frame of other rows, and so does a slice of its rows (`df[:n_train]`); `drop(...)`, `set_index(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
+and `.to_numpy()` give the array. Methods that change only values (`fillna(0)`, `replace(0, 1.0)`, `clip(...)`,
+`VALUE_ONLY`) keep its shape, a Series over a frame's columns too (`df.std().replace(0, 1.0)`). Methods that keep
+the columns (`dropna()`, `sample(frac=1)`, ...) give a frame of other rows, and so does a slice of its rows (`df[:n_train]`); `drop(...)`, `set_index(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
 with a single `usecols=3`; otherwise an index of two items (`raw[:, -1:]`) tells there are two.
 A scikit-learn scaler's `transform` keeps the shape of what it scales.
 """
@@ -22,7 +23,10 @@ READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet rea
 TEXT_TABLES = frozenset({"numpy.loadtxt", "numpy.genfromtxt"})
 SKLEARN_LOADERS = frozenset("sklearn.datasets." + n for n in "load_iris load_diabetes load_breast_cancer load_wine load_digits fetch_california_housing fetch_covtype".split())
 SKLEARN_GENERATORS = frozenset("sklearn.datasets." + n for n in "make_regression make_classification make_blobs make_moons make_circles make_friedman1 make_hastie_10_2".split())
-SAME_COLUMNS = frozenset("dropna sample reset_index copy fillna astype sort_values sort_index drop_duplicates head tail query abs interpolate ffill bfill rename take nlargest nsmallest".split())
+SAME_COLUMNS = frozenset("dropna sample reset_index sort_values sort_index drop_duplicates head tail query rename take nlargest nsmallest".split())
+# Methods that change values entry by entry and keep the index and the columns: of a frame, a Series, or a
+# Series over a frame's columns (`df.std().replace(0, 1.0)` still standardises `df` column by column).
+VALUE_ONLY = frozenset("replace clip fillna abs round astype copy where mask interpolate ffill bfill".split())
 OTHER_COLUMNS = frozenset({"drop", "select_dtypes", "assign", "set_index"})  # a frame still, of columns not known
 PROPERTIES = frozenset("T at attrs axes columns dtypes empty flags iat iloc index loc ndim shape size style values plot sparse".split())  # a frame's, not its columns
 ACCESSORS = frozenset({"dt", "str"})  # a Series' element-wise accessors: `s.dt.total_seconds()` is a Series again
@@ -133,6 +137,8 @@ def frame_attribute(frame: Frame, attribute: str) -> object | None:
 
 
 def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
+    if method in VALUE_ONLY and not (frame.positional or frame.labelled or frame.windowed or frame.accessor):
+        return Frame(frame.shape, ("call", id(node)), across=frame.across)
     if frame.positional or frame.labelled or frame.across and method not in ARRAYS:
         return None
     if frame.windowed:  # `df.resample("1h").mean()`, `s.rolling(20).std()`: a frame of the window's shape

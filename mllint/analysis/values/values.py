@@ -24,7 +24,7 @@ from mllint.analysis.syntax.folding import fold
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, partial_target, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameter_defaults, parameters
-from mllint.analysis.syntax.tree import module_statements, position
+from mllint.analysis.syntax.tree import module_statements, position, same_expression
 from mllint.analysis.values.library_classifiers import CLASSIFIER_HEADS, is_library_model
 from mllint.analysis.values.reaching import (
     Bindings, CONDITIONAL_NODES, Definition, MAX_DEPTH, ReachingDefinitions, _constant_index,
@@ -85,18 +85,38 @@ MODULE_KINDS = {
 NEGATING_ACTIVATIONS = frozenset({"torch.nn.Softmin", "torch.nn.functional.softmin"})
 EXP_FUNCTIONS = {"torch.exp", "torch.special.exp"}
 WHERE_FUNCTIONS = {"torch.where"}
-# Tensor methods that keep the values (and so their kind): `torch.sigmoid(z).squeeze(1)` is sigmoid output.
+# The vocabulary of value-preserving operations: what a tensor's kind (softmax, sigmoid, log-softmax output,
+# raw logits) survives. Each group keeps it for a reason of its own; adding a spelling is adding a word.
+# - Rearranging: every value kept, only moved or relabelled (`reshape`, `permute`, `flip`, `roll`, `expand`,
+#   a dtype or device move): `torch.sigmoid(z).squeeze(1)`, `probs.flip(-1)` are sigmoid, softmax output.
+# - Selecting: some of the values picked (`gather`, `index_select`, `narrow`): `probs.gather(1, a)` (`Selected`).
+# - Resampling: each value a convex combination of its neighbours (`F.interpolate` in any mode but bicubic,
+#   average pooling, `nn.Upsample`): resized probabilities are probabilities, resized logits logits.
+# - Order-keeping: max pooling keeps the order of values, not the values (`ORDER_KEEPING_*`, `ORDER_KINDS`).
+# An affine map (`2 * p - 1`), a clamp (a rule decides what a clamp before a log means) or a bicubic resize
+# (which overshoots [0, 1]) keeps none of them.
+_REARRANGING = (
+    "squeeze unsqueeze reshape flatten clone detach permute transpose unflatten flip fliplr flipud roll rot90 "
+    "movedim moveaxis swapaxes swapdims"
+)
 VALUE_PRESERVING_METHODS = {
-    "squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "float", "double", "half", "to",
-    "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
+    *_REARRANGING.split(), "view", "contiguous", "float", "double", "half", "to", "cpu", "cuda", "resize",
+    "resize_as", "expand", "expand_as", "repeat", "tile",
 }
 # Their function forms, the tensor first: `torch.unsqueeze(torch.sigmoid(z), 0)` is sigmoid output.
-VALUE_PRESERVING_FUNCTIONS = frozenset(
-    f"torch.{name}" for name in ("squeeze", "unsqueeze", "reshape", "flatten", "clone", "detach", "permute", "transpose", "unflatten")
-)
+VALUE_PRESERVING_FUNCTIONS = frozenset(f"torch.{name}" for name in (*_REARRANGING.split(), "tile"))
 # Tensor methods (and `torch.` functions) that pick some of a tensor's values: `probs.gather(1, a)` is softmax output.
 SELECTING_METHODS = frozenset({"gather", "index_select", "masked_select", "take_along_dim", "take", "narrow", "select", "diagonal"})
 SELECTING_FUNCTIONS = frozenset(f"torch.{name}" for name in SELECTING_METHODS)
+RESAMPLING_FUNCTIONS = frozenset({
+    *(f"torch.nn.functional.{name}" for name in ("interpolate", "upsample", "upsample_bilinear", "upsample_nearest")),
+    *(f"torch.nn.functional.{pool}_pool{n}d" for pool in ("avg", "adaptive_avg") for n in (1, 2, 3)),
+})  # fmt: skip
+RESAMPLING_LAYERS = frozenset({
+    "torch.nn.Upsample", "torch.nn.UpsamplingBilinear2d", "torch.nn.UpsamplingNearest2d",
+    *(f"torch.nn.{pool}Pool{n}d" for pool in ("Avg", "AdaptiveAvg") for n in (1, 2, 3)),
+})  # fmt: skip
+OVERSHOOTING_MODES = frozenset({"bicubic"})  # an interpolation that is not a convex combination
 SEQUENTIAL = "torch.nn.Sequential"
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # Methods of an nn.Module or a tensor that return the object they are called on (`model.to(device)`).
@@ -636,6 +656,9 @@ class ValueKinds(ReachingDefinitions):
     def _combination(self, expr: ast.BinOp, depth: int, binding=None) -> Value | None:
         """`p + q`, `w * p`, `p / n`, `p @ one_hot`: linear in values of a kind; a weight is unknown. Its operands
         cost no depth (the budget counts assignments followed)."""
+        for chosen, other, weight in _blends(expr):  # `p * t + (1 - p) * (1 - t)`: as `torch.where(t, p, 1 - p)`
+            if not self._number_like(weight) and self.value(weight, depth, binding) is None:  # targets, not a gate
+                return self._one_of([chosen, other], depth, binding)
         left, right = self.value(expr.left, depth, binding), self.value(expr.right, depth, binding)
         if isinstance(expr.op, ast.Sub) and _is_one(expr.left):
             return None if right is None else Complement(right)  # `1 - p`
@@ -646,6 +669,14 @@ class ValueKinds(ReachingDefinitions):
         if isinstance(expr.op, ast.Mult) and _gate(left) != _gate(right):  # `p_gen * vocab` of `p_gen = sigmoid(...)`
             return _mixed([right if _gate(left) else left])
         return _mixed([left]) if isinstance(expr.op, ast.Div) and right is None else None
+
+    def _number_like(self, weight: ast.AST) -> bool:
+        """Is `weight` a number, or a name that may hold one (`alpha = 0.25`, a parameter defaulting to one)?"""
+        if _number(weight):
+            return True
+        values = self._assigned_or_parameters(weight) if isinstance(weight, ast.Name) else None
+        defaults = lambda d: parameter_defaults(d.node).get(d.name) if isinstance(d, Definition) else d
+        return any(_number(defaults(value)) for value in values or ())
 
     def _contracted(self, spec: str, operands: list[ast.AST], depth: int, binding=None) -> Value | None:
         """`torch.einsum("k,kbc->bc", w, probs)`: a stack of values (`torch.stack(probs)`) contracted over its
@@ -758,6 +789,10 @@ class ValueKinds(ReachingDefinitions):
             return self._value(call.args[0], depth, binding)  # `nn.ModuleDict({...})`: what it holds
         if first is not None and (name in PASSING_FUNCTIONS or (len(call.args) == 1 and self._passing_layer(func, name, binding))):
             return self._value(first, depth + 1, binding)  # `self.dropout(logits)`, `F.dropout(probs, 0.1)`: its input's values
+        if first is not None and (name in RESAMPLING_FUNCTIONS or (len(call.args) == 1 and self._passing_layer(func, name, binding, RESAMPLING_LAYERS))):
+            mode = call_argument(call, 3, "mode") if name in RESAMPLING_FUNCTIONS else None
+            inner = self._value(first, depth + 1, binding) if not _constant_in(mode, OVERSHOOTING_MODES) else None
+            return inner  # `F.interpolate(probs, size)`, `self.up(probs)`: probabilities
         if first is not None and (name in ORDER_KEEPING_FUNCTIONS or (len(call.args) == 1 and self._passing_layer(func, name, binding, ORDER_KEEPING_LAYERS))):
             inner = self._value(first, depth + 1, binding)  # `self.pool(F.relu(h))`: still a ReLU output's zeros
             return inner if inner is PENDING or (isinstance(inner, Made) and inner.kind in ORDER_KINDS) else None
@@ -975,6 +1010,12 @@ class ValueKinds(ReachingDefinitions):
                 if isinstance(call.func, ast.Attribute) and call.func.attr == "update" and isinstance(call.func.value, ast.Name):
                     self._filled_names.setdefault((self.scopes.enclosing_scope(call), call.func.value.id), []).append(call)
         return self._filled_names
+
+    def stored_items(self, name: ast.Name, key: str) -> list[ast.AST]:
+        """What the function of `name` stores into the name's item `key` before it reads it there
+        (`logs["kl"] = kl.item()`, then `logs["kl"]`)."""
+        fills = self._fills.get((self.scopes.enclosing_scope(name), name.id), ())
+        return [fill[1] for fill in fills if isinstance(fill, tuple) and fill[0] == key and position(fill[1]) < position(name)]
 
     def _filled(self, literal: ast.Dict, fills: list, depth: int, binding=None) -> Value | None:
         """A dict built from a literal and then filled, in source order, by item stores and `update`s at
@@ -1432,6 +1473,43 @@ class ValueKinds(ReachingDefinitions):
 
 def _is_one(expr: ast.AST) -> bool:
     return isinstance(expr, ast.Constant) and type(expr.value) in (int, float) and expr.value == 1
+
+
+def _number(expr: ast.AST | None) -> bool:
+    """A numeric literal, signed or not (`0.25`, `-1`)."""
+    expr = expr.operand if isinstance(expr, ast.UnaryOp) else expr
+    return isinstance(expr, ast.Constant) and type(expr.value) in (int, float)
+
+
+def _constant_in(expr: ast.AST | None, constants: frozenset) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value in constants
+
+
+def _blends(expr: ast.BinOp) -> list[tuple[ast.AST, ast.AST, ast.AST]]:
+    """The readings of `a * w + b * (1 - w)`, factors in either order: `a` where `w` is 1 and `b` where it is 0,
+    what `torch.where(w, a, b)` picks for binary targets `w`, as (a, b, w); none for any other sum."""
+    if not isinstance(expr.op, ast.Add):
+        return []
+    pairs = [_factors(side) for side in (expr.left, expr.right)]
+    found = []
+    for (a, w), (b, v) in ((x, y) for x in pairs[0] for y in pairs[1]):
+        if _complement_of(v, w):
+            found.append((a, b, w))
+        elif _complement_of(w, v):
+            found.append((b, a, v))
+    return found
+
+
+def _factors(expr: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
+    """(factor, the other factor) of a product of two, both ways round; none for anything else."""
+    if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult)):
+        return []
+    return [(expr.left, expr.right), (expr.right, expr.left)]
+
+
+def _complement_of(expr: ast.AST, of: ast.AST) -> bool:
+    """Is `expr` written `1 - of`?"""
+    return isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Sub) and _is_one(expr.left) and same_expression(expr.right, of)
 
 
 def _gate(value: Value | None) -> bool:
