@@ -31,7 +31,9 @@ class TrainingResumedInEvalMode(Rule):
     model is followed as an object (`model = self.model`, `model = model.to(device)`, `DataParallel(model)`
     are the same model), and a loop over literal phases (`for phase in ["train", "val"]`) runs once per
     phase, its `if phase == "train":` branches taken as they are. Also reported: fine-tuning a model loaded with
-    transformers' `from_pretrained`, which returns it in eval mode, without any `model.train()`; also when
+    transformers' `from_pretrained`, which returns it in eval mode, or by a helper of the project that calls
+    `model.eval()` before returning it (alone or in a tuple: `model, tok = load(name)`), without any
+    `model.train()`; also when
     the training function is passed the model by a call site in another module of the project (that call
     site is named).
 
@@ -99,7 +101,7 @@ class TrainingResumedInEvalMode(Rule):
             evaluations = [
                 f for f in use.facts
                 if f.mode is Mode.EVAL and f.site is not None
-                and (loops & modes.loops_around(f.site, use.scope) or f.origin is f.built and _optimized_use(modes, use))
+                and (loops & modes.loops_around(f.site, use.scope) or modes.set_by_its_builder(f) and _optimized_use(modes, use))
             ]  # fmt: skip
             training = modes.training_step(use.call) or (use.site is not use.call and modes.training_step(use.site))
             if not evaluations or not training or modes.frozen(use) or modes.layer(use) is NO_LAYER:
@@ -110,6 +112,8 @@ class TrainingResumedInEvalMode(Rule):
             when = "later in the loop" if _after(fact.site, use.site) else "earlier in the iteration"
             if fact.origin is fact.built:
                 when = "as it loads it (transformers calls `eval()` after loading the weights),"
+            elif modes.set_by_its_builder(fact) and not loops & modes.loops_around(fact.site, use.scope):
+                when = "before handing it back,"
             caller = f"`{use.scope.name}`" if hasattr(use.scope, "name") else "the module"
             passed = f"; {caller} passes it at {modes.where(use.site)}{use.through}" if use.own_key else ""
             once = _train_once_before(modes, use, loops & modes.loops_around(fact.site, use.scope))

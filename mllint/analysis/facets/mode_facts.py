@@ -105,6 +105,7 @@ class Summary:
     exit: State
     uses: list[Use]  # model calls whose mode depends on the caller (their facts include ENTRY)
     returned: frozenset
+    returned_items: tuple[frozenset, ...] | None  # of each item, when every return is a tuple of as many
 
 
 @dataclass(frozen=True)

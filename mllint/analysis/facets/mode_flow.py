@@ -11,7 +11,7 @@ from mllint.analysis.values.library_models import library_model
 from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
     ACTING, BUILTIN_NAMES, COPIES, FUNCTIONS, HARMLESS_BUILTINS, LOOPS, MAX_ROUNDS, MODE_NEUTRAL, SAME_MODULE, Fact, Mode,
-    ENTRY, State, Targets, Use, common_built, is_getattr, is_items, join, last_round_arm, lookup, moved_model,
+    ENTRY, State, Summary, Targets, Use, common_built, is_getattr, is_items, join, last_round_arm, lookup, moved_model,
     own_calls, requested_mode, saved_mode, strip_same_module, translate_key,
 )  # fmt: skip
 from mllint.analysis.syntax.names import call_argument
@@ -37,6 +37,8 @@ class Flow:
         self.before: dict[ast.Call, State] = {}  # the state just before each call
         self._uses_at: dict[tuple, int] = {}
         self.returned: frozenset = frozenset()
+        self.returned_items: tuple[frozenset, ...] | None = None  # `return model, tok`: each item's mode there
+        self._returns_items = True  # no return so far gave something else than such a tuple
         self._returns: list[State] = []
         self._loops: list[Targets] = []
         self.self_name = first_parameter(scope) if self._is_method() else None
@@ -235,6 +237,7 @@ class Flow:
                 state = self._expression(node.value, state)
                 if self._read_by_callers():
                     self.returned |= self._value_facts(node.value, state, returned=True)
+                    self._return_items(node.value, state)
             self._returns.append(state)
             return None
         if isinstance(node, (ast.Break, ast.Continue)):
@@ -384,8 +387,18 @@ class Flow:
                 state = self._bind(element, held, state)
             return state
         if returns is None and isinstance(value, ast.Call):
-            for element in target.elts:
-                state = self._bind(element, self._built_elsewhere(element, value) or unknown, state)
+            elsewhere = self._returned_elsewhere(value)
+            items = elsewhere[0].returned_items if elsewhere is not None else None
+            for i, element in enumerate(target.elts):
+                facts = self._built_elsewhere(element, value)
+                if not facts and items is not None and len(items) == size:
+                    facts = self._substitute(items[i], {}, "", value, elsewhere[1])
+                state = self._bind(element, facts or unknown, state)
+            return state
+        returned = self._returned_items(value, size) if returns is not None and returns[0] is not value else None
+        if returned is not None:  # `model, tok = load(name)`: each as the function left it at its returns
+            for element, facts in zip(target.elts, returned):
+                state = self._bind(element, self._substitute(facts, {}, "", value) or unknown, state)
             return state
         returns = returns or []
         for i, element in enumerate(target.elts):
@@ -419,6 +432,17 @@ class Flow:
             facts.add(Fact(Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN, value, call, call))
         return frozenset(facts)
 
+    def _returned_elsewhere(self, call: ast.Call) -> tuple[Summary, object] | None:
+        """The summary of the module-level function of another module that `call` runs (and that module's
+        context), which tells the modes of what it returns as it left them (`model.eval()` before
+        `return model, tok`)."""
+        callee = self.modes.switching_module(call)
+        modes = self.modes.of_module(callee.ctx) if callee is not None else None
+        if modes is None or not modes.is_module_function(callee.function):
+            return None
+        summary = modes.summary(callee.function, self.depth + 1)
+        return (summary, callee.ctx) if summary is not None else None
+
     def _made_here(self, container: ast.AST) -> bool:
         """Is every object `container` may be made by a call in this function (`parts = build(cfg)`), so
         that nothing before it can have switched the mode of what it holds?"""
@@ -445,20 +469,30 @@ class Flow:
     def _returned_tuples(self, value: ast.AST, size: int) -> list[ast.Tuple] | None:
         """The `return a, b` statements of the function of the file that `value` calls, when every return
         of it is a tuple of `size` items."""
+        function = self._called_function(value)
+        returns = self.modes.own_nodes(function, ast.Return) if function is not None else None
+        if returns and all(is_items(r.value, size) for r in returns):
+            return [r.value for r in returns]
+        return None
+
+    def _returned_items(self, value: ast.AST, size: int) -> tuple[frozenset, ...] | None:
+        """The modes of the items the module-level function `value` calls returns, from its summary."""
+        function = self._called_function(value)
+        if function is None or not self.modes.is_module_function(function):
+            return None
+        summary = self.modes.summary(function, self.depth + 1)
+        items = summary.returned_items if summary is not None else None
+        return items if items is not None and len(items) == size else None
+
+    def _called_function(self, value: ast.AST) -> ast.AST | None:
+        """The function of the file that `value` calls by name."""
         if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
             return None
         name = value.func.id
         local = self._local_functions.get(name, [])
         if local:
-            function = local[0] if len(local) == 1 else None
-        else:
-            function = None if self._shadowed(value.func) else self.modes.functions.get(name)
-        if function is None:
-            return None
-        returns = self.modes.own_nodes(function, ast.Return)
-        if returns and all(is_items(r.value, size) for r in returns):
-            return [r.value for r in returns]
-        return None
+            return local[0] if len(local) == 1 else None
+        return None if self._shadowed(value.func) else self.modes.functions.get(name)
 
     def _set(self, state: State, key: str, facts: frozenset) -> State:
         """`key` holds `facts` now, and so do its submodules; an enclosing model with a known mode is
@@ -739,6 +773,17 @@ class Flow:
             result.add(Fact(fact.mode, site, fact.origin, fact.built or common_built(before)))
         return frozenset(result)
 
+    def _return_items(self, value: ast.AST, state: State) -> None:
+        """Join the modes of the items of a returned tuple into `returned_items`, while every return so
+        far is a tuple of as many items."""
+        size = len(self.returned_items) if self.returned_items is not None else len(getattr(value, "elts", ()))
+        if not self._returns_items or not is_items(value, size):
+            self._returns_items, self.returned_items = False, None
+            return
+        items = [self._value_facts(item, state, returned=True) for item in value.elts]
+        previous = self.returned_items or [frozenset()] * size
+        self.returned_items = tuple(a | b for a, b in zip(previous, items))
+
     def _read_by_callers(self) -> bool:
         """Do callers read the mode of what this function returns? Only of module-level functions,
         called by name (`model = build()`); what a method returns is as unknown as any other call's."""
@@ -767,7 +812,7 @@ class Flow:
                 return self._value_facts(value.args[0], state, returned)
             if isinstance(func, ast.Name) and func.id in self.modes.functions and not self._shadowed(func):
                 summary = self.modes.summary(self.modes.functions[func.id], self.depth + 1)
-                return summary.returned if summary is not None and summary.returned else unknown
+                return self._substitute(summary.returned, {}, "", value) if summary is not None and summary.returned else unknown
             handed = self.modes.objects.handed_back(value)
             if handed is not None and len(handed) == 1:
                 return self._value_facts(handed[0], state, returned)  # runs the wrapped model as it is
@@ -779,7 +824,11 @@ class Flow:
                 mode = Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN
                 return frozenset({Fact(mode, value, value, value)})
             given = self.key(value)  # `getattr(model, "module", model)`, `unwrap(model)`: an object it is given
-            return self._built_elsewhere(value, value) or (lookup(state, given) if given is not None else unknown)
+            built = self._built_elsewhere(value, value)
+            elsewhere = self._returned_elsewhere(value) if not built and given is None else None
+            if elsewhere is not None and elsewhere[0].returned:  # `model = load(name)` of another module
+                return self._substitute(elsewhere[0].returned, {}, "", value, elsewhere[1])
+            return built or (lookup(state, given) if given is not None else unknown)
         if isinstance(value, ast.IfExp):  # `ema if use_ema else model`: either arm, unless the constants decide
             decided = fold(value.test, self.constants) if self.constants else None
             arms = [value.body, value.orelse] if decided is None else [value.body if decided else value.orelse]

@@ -41,7 +41,7 @@ from mllint.analysis.objects.returned import as_passed
 from mllint.analysis.facets.mode_calls import CallGraph, build_call_graph, closure, named_targets
 from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
-    COPIES, FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, HARMLESS_BUILTINS, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, MODE_NEUTRAL, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
+    COPIES, FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, HARMLESS_BUILTINS, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, MODE_NEUTRAL, SAME_MODULE, SET_GRAD_ENABLED, Fact, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
 )  # fmt: skip
 from mllint.analysis.facets.mode_flow import Flow
 from mllint.analysis.facets.mode_reach import OutputReach, kept_elements
@@ -531,6 +531,18 @@ class Modes(CallSiteUses):
         found.pop(None, None)
         return found
 
+    def set_by_its_builder(self, fact: Fact) -> bool:
+        """Was a mode set as the model was made: by the library as it loads it (`from_pretrained`), or by
+        the helper that builds it, before handing it back (`model.eval()` before `return model, tok`)?
+        Such a mode is the loader's, not a choice of the code that goes on to train the model."""
+        if fact.origin is fact.built:
+            return True
+        if fact.built is None or fact.origin is None or fact.site is fact.origin or self.homes.get(fact.origin) is not self.homes.get(fact.built):
+            return False
+        scopes = self.home(fact.origin).ctx.scopes
+        function = scopes.enclosing_function(fact.origin)
+        return function is not None and function is scopes.enclosing_function(fact.built)
+
     def frozen(self, use: Use) -> bool:
         """Is the model of a use one that no optimizer updates while the optimizers at hand update others:
         a teacher, a frozen encoder, an EMA copy kept in eval mode on purpose? At hand: the file's, for a
@@ -585,7 +597,7 @@ class Modes(CallSiteUses):
                 flow = Flow(self, function, depth, dict(constants))
                 exit_state = flow.run()
                 uses = [u for u in flow.uses if any(f.mode is Mode.ENTRY for f in u.facts)]
-                self._summaries[key] = Summary(exit_state, uses, flow.returned)
+                self._summaries[key] = Summary(exit_state, uses, flow.returned, flow.returned_items)
             finally:
                 self._in_progress.discard(function)
         return self._summaries[key]
