@@ -3,6 +3,7 @@ import ast
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.facets.gradients import Flow, GradientFlow, State, backward_loss, describe_cut, is_no_grad, under_no_grad
 from mllint.analysis.facets.rewraps import rewrapped_returns
+from mllint.analysis.facets.steps import unreached_step
 from mllint.findings import Severity
 from mllint.source import one_line
 from mllint.rule import Rule
@@ -21,7 +22,13 @@ class LossDetachedFromModel(Rule):
     (or what it is computed from) is a parameter, one call site at a time (`apply_gradients(optimizer,
     torch.tensor(loss.item(), requires_grad=True))` in `main.py`); it stays silent when any way of computing the loss
     is unknown, or when some term still reaches a model (a GAN discriminator step on `fake.detach()`, a
-    DQN target computed from `target_net(s).detach()`, a regularisation term). A function or loss `forward` (or a loss class's `__call__`) that returns
+    DQN target computed from `target_net(s).detach()`, a regularisation term). It also reports a
+    `backward()` followed in the same function by `opt.step()` (no other backward since the previous step)
+    whose loss reaches a model, but none of the modules `opt` updates: a GAN generator step scoring
+    `D(fake.detach())` (detached in a helper such as `generate`, made under `torch.no_grad()`, or reused from
+    the discriminator step) with `opt_g` over the generator; silent when an optimizer's modules are unknown,
+    when the loss reaches one of them (a frozen backbone under a trained head, a detached DQN target, a
+    detached advantage) or reaches a model through a call it cannot tell (a wrapper, a project helper). A function or loss `forward` (or a loss class's `__call__`) that returns
     `torch.tensor(v, requires_grad=True)` with `v` taken out of tensors (`.item()`, `.tolist()`, `float(t)`,
     also summed or appended into a name first; for a `forward` or `__call__`, also computed from the tensors it is
     given: `torch.tensor([w * fn(outputs[k]) for ...], requires_grad=True)`) is reported where it makes that leaf, whoever calls it, when
@@ -67,6 +74,10 @@ class LossDetachedFromModel(Rule):
     severity = Severity.ERROR
     requires_any_text = ("backward(", "requires_grad")
 
+    stepped_message = (
+        "`{loss}` has no path to a module that `{optimizer}` (stepped at line {line}) updates: {cuts} {verb} it, "
+        "so `{optimizer}.step()` gets no gradient while the other models it reaches accumulate one"
+    )
     returned_message = (
         "`{function}` returns `{leaf}`, a new leaf made from `{cut}` (line {line}): it has no path to a model "
         "output, so no gradient reaches the model through it, whoever calls `{function}`"
@@ -92,6 +103,14 @@ class LossDetachedFromModel(Rule):
             passed = f" (through the call at {binding.place})" if binding is not None else ""
             self.report(node, message + passed, related=call_sites(binding))
             return
+        found = unreached_step(self.ctx, node)
+        if found is not None and _cut(self.ctx, found[1], in_no_grad):
+            step, flow = found
+            cuts = [describe_cut(self.ctx, cut, None) for cut in flow.cuts[:3]]
+            self.report(node, self.stepped_message.format(
+                loss=self.ctx.text(loss), optimizer=self.ctx.text(step.func.value), line=step.lineno,
+                cuts=" and ".join(cuts), verb="cuts" if len(cuts) == 1 else "cut",
+            ))
 
 
 def _cut(ctx, flow: Flow, in_no_grad: bool) -> Flow | None:
