@@ -29,8 +29,18 @@ def inherited_method(ctx, cls: ast.ClassDef, name: str, view: object = None) -> 
     return None
 
 
-def lineage(ctx, cls: ast.ClassDef, view: object = None):
-    """The class, then its bases of the project in order, depth first (with the context of each one's module)."""
+def lineage(ctx, cls: ast.ClassDef, view: object = None) -> tuple[tuple[object, ast.ClassDef], ...]:
+    """The class, then its bases of the project in order, depth first (with the context of each one's module).
+    Worked out once per class with the project's `view` (asked for every method looked up on an instance)."""
+    if view is None:
+        return tuple(_lineage(ctx, cls, view))
+    key = (ctx, cls)
+    if key not in view.lineages:
+        view.lineages[key] = tuple(_lineage(ctx, cls, view))
+    return view.lineages[key]
+
+
+def _lineage(ctx, cls: ast.ClassDef, view: object):
     seen: set[ast.AST] = set()
     stack = [(ctx, cls)]
     while stack and len(seen) < MAX_BASES:
