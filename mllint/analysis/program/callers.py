@@ -283,6 +283,7 @@ class Callers:
         self.view: ProjectView = ctx.analysis(ProjectView)
         self._bindings: dict[tuple[int, ast.AST], list[Binding]] = {}
         self._calls: dict[tuple[int, _Target], list[ast.Call]] = {}
+        self._receivers: dict[tuple[int, ast.Call], tuple[object, ast.Call] | None] = {}  # `_receiver_made`
         self._set_in_init: dict[ast.AST, set[str]] = {}  # a method -> the attributes it sets from its parameters
         self._instances: dict[tuple[ast.Call, ast.AST | None], Binding | None] = {}
 
@@ -671,13 +672,21 @@ class Callers:
             # A base's template method: the method its class runs, or the override of a subclass that runs it.
             methods = dispatched_methods(caller, cls, target.method, self.view, caller.scopes.enclosing_function(call))
             return any((_module_of(method[0]), method[1].lineno) == (target.module, target.line) for method in methods)
-        found = _constructed(self.view, caller, receiver, 0)  # `Engine(...)`, a builder's, a fluent method's
-        if found is None:
-            found = self._passed_object(caller, call, receiver)
+        found = self._receiver_made(caller, call, receiver)
         if found is None:  # `for cb in self.callbacks: cb.on_epoch_end(self)`: the classes points-to says `cb` may be
             names = (f"{home.module.name}.{cls.name}" for home, cls in self.receiver_classes(self.ctx, caller, receiver) if home.module is not None)
             return any(self._is(name, target.cls, target.path) for name in names)
         return self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
+
+    def _receiver_made(self, caller, call: ast.Call, receiver: ast.AST) -> tuple[object, ast.Call] | None:
+        """The construction that makes the object a method call is made on (`Engine(...)`, a builder's, a
+        fluent method's, or the one its function's call sites pass): worked out once per call, as each class
+        deriving the method's class searches the same calls again (`_inheriting`)."""
+        key = (id(caller), call)
+        if key not in self._receivers:
+            found = _constructed(self.view, caller, receiver, 0)
+            self._receivers[key] = found if found is not None else self._passed_object(caller, call, receiver)
+        return self._receivers[key]
 
     def _passed_object(self, caller, call: ast.Call, receiver: ast.AST) -> tuple[object, ast.Call] | None:
         """What the call sites of the function around `call` pass for its parameter `receiver` (`agent` of

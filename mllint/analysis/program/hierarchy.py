@@ -29,8 +29,18 @@ def inherited_method(ctx, cls: ast.ClassDef, name: str, view: object = None) -> 
     return None
 
 
-def lineage(ctx, cls: ast.ClassDef, view: object = None):
-    """The class, then its bases of the project in order, depth first (with the context of each one's module)."""
+def lineage(ctx, cls: ast.ClassDef, view: object = None) -> tuple[tuple[object, ast.ClassDef], ...]:
+    """The class, then its bases of the project in order, depth first (with the context of each one's module).
+    Worked out once per class with the project's `view` (asked for every method looked up on an instance)."""
+    if view is None:
+        return tuple(_lineage(ctx, cls, view))
+    key = (ctx, cls)
+    if key not in view.lineages:
+        view.lineages[key] = tuple(_lineage(ctx, cls, view))
+    return view.lineages[key]
+
+
+def _lineage(ctx, cls: ast.ClassDef, view: object):
     seen: set[ast.AST] = set()
     stack = [(ctx, cls)]
     while stack and len(seen) < MAX_BASES:
@@ -115,7 +125,17 @@ def _place(method: tuple[object, ast.AST] | None) -> tuple[str | None, int] | No
 
 def self_classes(ctx, cls: ast.ClassDef, view: object = None) -> list[tuple[object, ast.ClassDef]]:
     """The classes `self` may be an instance of in a method of `cls`: `cls` itself, then the project's
-    classes derived from it (a mixin's are the classes that mix it in), with the context of their module."""
+    classes derived from it (a mixin's are the classes that mix it in), with the context of their module.
+    Worked out once per class with the project's `view` (asked for each method of it searched for callers)."""
+    if view is None:
+        return _self_classes(ctx, cls, view)
+    key = (ctx, cls)
+    if key not in view.self_classes:
+        view.self_classes[key] = tuple(_self_classes(ctx, cls, view))
+    return list(view.self_classes[key])
+
+
+def _self_classes(ctx, cls: ast.ClassDef, view: object) -> list[tuple[object, ast.ClassDef]]:
     found = [(ctx, cls)]
     module = _module_name(ctx)
     top = ctx.analysis(TopClasses)

@@ -761,6 +761,8 @@ class ProjectView:
         self._module_setters: dict[str, bool] = {}  # class -> `defines_module`
         self._displayed: dict[str, str] = {}  # a file's path -> as findings show it
         self.dispatched: dict[tuple, list] = {}  # `hierarchy.dispatched_methods`, per (context, class, name, caller)
+        self.lineages: dict[tuple, tuple] = {}  # `hierarchy.lineage`, per (context, class)
+        self.self_classes: dict[tuple, tuple] = {}  # `hierarchy.self_classes`, per (context, class)
 
     @property
     def own(self) -> ModuleSummary:
