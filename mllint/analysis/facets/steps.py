@@ -14,6 +14,7 @@ import ast
 from mllint.analysis.facets.gradients import GRAPH, UNKNOWN, Flow, GradientFlow, State, backward_loss
 from mllint.analysis.facets.parameters import is_module
 from mllint.analysis.objects.points_to import NONE, Objects
+from mllint.analysis.syntax.tree import position
 
 
 class SteppedFlow(GradientFlow):
@@ -51,7 +52,7 @@ class StepOrder:
             enclosing = self.ctx.scopes.enclosing_function
             calls = [n for n in ast.walk(scope or self.ctx.tree) if isinstance(n, ast.Call) and enclosing(n) is scope]
             found = [(c, _is_step(c)) for c in calls if _is_step(c) or backward_loss(self.ctx, c) is not None]
-            self._scopes[scope] = sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+            self._scopes[scope] = sorted(found, key=lambda pair: position(pair[0]))
         return self._scopes[scope]
 
 
@@ -62,15 +63,11 @@ def stepped_after(ctx, backward: ast.Call) -> ast.Call | None:
     for call, is_step in ctx.analysis(StepOrder).of(ctx.scopes.enclosing_function(backward)):
         if not is_step:
             backwards += 1
-        elif _after(call, backward):
+        elif position(call) > position(backward):
             return call if backwards == 1 else None
         else:
             backwards = 0
     return None
-
-
-def _after(node: ast.AST, other: ast.AST) -> bool:
-    return (node.lineno, node.col_offset) > (other.lineno, other.col_offset)
 
 
 def _is_step(call: ast.Call) -> bool:
