@@ -283,7 +283,7 @@ class Callers:
         self.view: ProjectView = ctx.analysis(ProjectView)
         self._bindings: dict[tuple[int, ast.AST], list[Binding]] = {}
         self._calls: dict[tuple[int, _Target], list[ast.Call]] = {}
-        self._receivers: dict[tuple[int, ast.Call], tuple[object, ast.Call] | None] = {}  # `_receiver_made`
+        self._receivers: dict[tuple[int, ast.Call], list[str | None]] = {}  # `_receiver_classes`
         self._set_in_init: dict[ast.AST, set[str]] = {}  # a method -> the attributes it sets from its parameters
         self._instances: dict[tuple[ast.Call, ast.AST | None], Binding | None] = {}
 
@@ -634,14 +634,13 @@ class Callers:
                 or index.mentions(m, _given_self(target.word))  # a trainer calling its callbacks: `cb.on_epoch_end(self)`
             )  # the words first: a search of the pattern costs a hundred times more, and most modules have none
         own = self.ctx.absolute_path
-        imported_or_attribute = _import_or_attribute_call(target.word)
         # Tested one at a time, in module order, until `MAX_MODULES - 1` pass: a word called in hundreds of
         # modules (`apply_rotary_pos_emb(`) costs the tests of the first few, not of them all.
         seen = (m for m in modules if index.locate(m) != own and self._sees(index, m, target))
         for module in itertools.islice(seen, MAX_MODULES - 1):
             # Parsed only when its text may call the function: it is the module that defines it, or it
             # names it other than in a call (an import), or calls it as an attribute (`engine.train(`).
-            if module != target.module and not index.mentions(module, imported_or_attribute):
+            if module != target.module and not index.mentions(module, _import_or_attribute_call(target.word)):
                 continue
             caller = index.context(module)
             if caller is not None:
@@ -672,20 +671,21 @@ class Callers:
             # A base's template method: the method its class runs, or the override of a subclass that runs it.
             methods = dispatched_methods(caller, cls, target.method, self.view, caller.scopes.enclosing_function(call))
             return any((_module_of(method[0]), method[1].lineno) == (target.module, target.line) for method in methods)
-        found = self._receiver_made(caller, call, receiver)
-        if found is None:  # `for cb in self.callbacks: cb.on_epoch_end(self)`: the classes points-to says `cb` may be
-            names = (f"{home.module.name}.{cls.name}" for home, cls in self.receiver_classes(self.ctx, caller, receiver) if home.module is not None)
-            return any(self._is(name, target.cls, target.path) for name in names)
-        return self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
+        return any(self._is(name, target.cls, target.path) for name in self._receiver_classes(caller, call, receiver))
 
-    def _receiver_made(self, caller, call: ast.Call, receiver: ast.AST) -> tuple[object, ast.Call] | None:
-        """The construction that makes the object a method call is made on (`Engine(...)`, a builder's, a
-        fluent method's, or the one its function's call sites pass): worked out once per call, as each class
-        deriving the method's class searches the same calls again (`_inheriting`)."""
+    def _receiver_classes(self, caller, call: ast.Call, receiver: ast.AST) -> list[str | None]:
+        """The classes the object a method call is made on may be, by name: the one of the construction that
+        makes it (`Engine(...)`, a builder's, a fluent method's, or the one its function's call sites pass),
+        else the ones points-to says (`cb` of `for cb in self.callbacks: cb.on_epoch_end(self)`). Worked out
+        once per call, as each class deriving the method's class searches the same calls again (`_inheriting`)."""
         key = (id(caller), call)
         if key not in self._receivers:
-            found = _constructed(self.view, caller, receiver, 0)
-            self._receivers[key] = found if found is not None else self._passed_object(caller, call, receiver)
+            found = _constructed(self.view, caller, receiver, 0) or self._passed_object(caller, call, receiver)
+            if found is not None:
+                self._receivers[key] = [canonical_class(found[0].qualified_name(found[1].func))]
+            else:
+                classes = self.receiver_classes(self.ctx, caller, receiver)
+                self._receivers[key] = [f"{home.module.name}.{cls.name}" for home, cls in classes if home.module is not None]
         return self._receivers[key]
 
     def _passed_object(self, caller, call: ast.Call, receiver: ast.AST) -> tuple[object, ast.Call] | None:
