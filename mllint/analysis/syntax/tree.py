@@ -61,6 +61,7 @@ class TreeIndex:
         self.by_type: dict[type, list[ast.AST]] = defaultdict(list)
         self._order: dict[ast.AST, int] | None = None
         self._type_numbers: dict[type, list[int]] = {}
+        self._ends: dict[ast.AST, int] = {}  # a node asked `within` -> the number of its subtree's last node
         nodes, parents, child_fields = self.nodes, self.parents, _CHILD_FIELDS
         stack: list[ast.AST] = [ctx.tree]
         pop, push, append, node_class = stack.pop, stack.append, nodes.append, ast.AST
@@ -92,7 +93,9 @@ class TreeIndex:
         `ast.walk(node)` gives, without walking it."""
         if self._order is None:
             self._order = {node: i for i, node in enumerate(self.nodes)}
-        first, end = self._order[node], self._order[_last_descendant(node)]
+        first, end = self._order[node], self._ends.get(node)
+        if end is None:  # (asked again and again of the same functions and statements)
+            end = self._ends[node] = self._order[_last_descendant(node)]
         found: list[tuple[int, ast.AST]] = []
         for t in types:
             of_type = self.by_type.get(t, ())
