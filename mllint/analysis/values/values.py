@@ -461,6 +461,7 @@ class ValueKinds(ReachingDefinitions):
         self._filled_names: dict[tuple[ast.AST | None, str], list] | None = None
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
         self._loop_items: dict[ast.AST, LoopItem] = {}
+        self._records: dict[str, ast.stmt] | None = None  # `_record_definitions`
         # `getattr` calls whose class parameters' defaults chose, layers those defaults made the last one
         self._defaulted: dict[ast.AST, tuple[str, ...]] = {}
         # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
@@ -856,19 +857,30 @@ class ValueKinds(ReachingDefinitions):
         dataclass or `NamedTuple` class (`built_record`), or `namedtuple("P", ["probs", "h"])` bound to a
         module-level name."""
         func = call.func
-        if not isinstance(func, ast.Name):
+        statement = self._record_definitions().get(func.id) if isinstance(func, ast.Name) else None
+        if isinstance(statement, ast.ClassDef):
+            return built_record(self.ctx, statement, call)
+        if statement is None:
             return None
-        for statement in module_statements(self.ctx.tree):
-            if isinstance(statement, ast.ClassDef) and statement.name == func.id:
-                return built_record(self.ctx, statement, call)
-            made = statement.value if isinstance(statement, ast.Assign) and [func.id] == [getattr(t, "id", None) for t in statement.targets] else None
-            if isinstance(made, ast.Call) and self.ctx.qualified_name(made.func) == "collections.namedtuple" and len(made.args) == 2:
-                fields = made.args[1]
-                listed = fields.value.replace(",", " ").split() if isinstance(fields, ast.Constant) and isinstance(fields.value, str) else [
-                    e.value for e in getattr(fields, "elts", ()) if isinstance(e, ast.Constant) and isinstance(e.value, str)
-                ]  # fmt: skip
-                return record_arguments(listed, call) if listed and len(listed) == len(getattr(fields, "elts", listed)) else None
-        return None
+        fields = statement.value.args[1]
+        listed = fields.value.replace(",", " ").split() if isinstance(fields, ast.Constant) and isinstance(fields.value, str) else [
+            e.value for e in getattr(fields, "elts", ()) if isinstance(e, ast.Constant) and isinstance(e.value, str)
+        ]  # fmt: skip
+        return record_arguments(listed, call) if listed and len(listed) == len(getattr(fields, "elts", listed)) else None
+
+    def _record_definitions(self) -> dict[str, ast.stmt]:
+        """Name -> the first module-level statement that may define it as a record class: a class, or a
+        `namedtuple("P", [...])` bound to the name alone. Indexed once per file: `_file_record` is asked per call."""
+        if self._records is None:
+            self._records = {}
+            for statement in module_statements(self.ctx.tree):
+                if isinstance(statement, ast.ClassDef):
+                    self._records.setdefault(statement.name, statement)
+                made = statement.value if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+                named = statement.targets[0].id if made is not None and isinstance(statement.targets[0], ast.Name) else None
+                if named and isinstance(made, ast.Call) and self.ctx.qualified_name(made.func) == "collections.namedtuple" and len(made.args) == 2:
+                    self._records.setdefault(named, statement)
+        return self._records
 
     def _makers(self, receiver: ast.expr) -> list[str | None]:
         """The qualified classes of what was assigned to a name or a `self.` attribute (None for what is no call)."""
