@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mllint.analysis.program.calls import bind_arguments
-from mllint.analysis.program.registries import LIBRARY_REGISTRIES, applied_stores, library_registrations, registrations
+from mllint.analysis.program.registries import LIBRARY_REGISTRIES, applied_stores, filed_name, library_registrations, registrations
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
@@ -51,6 +51,8 @@ from mllint.source import MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, SourceError, Sourc
 from mllint.source import parse_python, read_regular, read_source
 
 INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
+SOURCE_DIRECTORIES = {"src"}  # a project's folder of importable code (a src layout), on `sys.path` when it runs
+MAX_NAMESPACE_DEPTH = 2  # namespace package folders between a module and its `src` folder
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,24 @@ def module_name_of(path: str) -> tuple[str, ModuleName]:
         parts.insert(0, package)
         if not package:
             break
+    directory, parts = _under_source_directory(directory, parts)
     siblings = _siblings(own, directory) if own != directory else frozenset()
     return directory, ModuleName(".".join(parts) or stem, is_package, siblings)
+
+
+def _under_source_directory(directory: str, parts: list[str]) -> tuple[str, list[str]]:
+    """A module of a namespace package in a `src` folder (`src/toxic/model.py`, no `__init__.py`): the
+    `src` folder is its root, as where a run puts it on `sys.path` (`sys.path.insert(0, "src")`, an
+    installed src layout), and it is `toxic.model`."""
+    found, above = directory, []
+    for _ in range(MAX_NAMESPACE_DEPTH):
+        found, name = os.path.split(found)
+        if not name or not name.isidentifier():
+            break
+        above.insert(0, name)
+        if os.path.basename(found) in SOURCE_DIRECTORIES:
+            return found, above + parts
+    return directory, parts
 
 
 @lru_cache(maxsize=1024)
@@ -173,6 +191,8 @@ class ProjectIndex:
             absolute = os.path.abspath(path)
             if os.path.isdir(absolute) and not os.path.isfile(os.path.join(absolute, "__init__.py")):
                 roots[absolute] = None
+                sources = [os.path.join(absolute, d) for d in sorted(SOURCE_DIRECTORIES)]
+                roots.update((d, None) for d in sources if os.path.isdir(d) and d not in roots)  # its src layout
                 continue
             root, module = module_name_of(os.path.join(absolute, "__init__.py") if os.path.isdir(absolute) else absolute)
             if root in roots and roots[root] is None:
@@ -1224,7 +1244,7 @@ class ProjectView:
             stores = [(ctx, n) for n in ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)] if empty else []
             stores += applied_stores(ctx, self) if empty else []
             filed = [
-                (f"{r.home.module.name}.{r.definition.name}", r.key) for home, s in stores for r in registrations(home, self, s) or ()
+                (filed_name(r.home, r.definition), r.key) for home, s in stores for r in registrations(home, self, s) or ()
                 if (home is ctx and s.value.id == found[1] if r.table is None else r.home.qualified_name(r.table) == qualified)
             ]  # fmt: skip
             self._tables[qualified] = filed or None
