@@ -1121,8 +1121,13 @@ class Objects:
             if found is None:
                 break
         if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []) and not _fallback(base):
-            return self._field_of(base, "[]")
+            return found if self._filled_by_decorators(base) else self._field_of(base, "[]")
         return found
+
+    def _filled_by_decorators(self, table: Obj) -> bool:
+        """Does a registering decorator fill the dict `table` (`_registrations`)? Then a key none files it
+        under is no item of it (a registry without the configured name raises `KeyError`)."""
+        return table.kind == "made" and isinstance(table.node, ast.Dict) and bool(self._of(table.ctx)._registrations(table))
 
     def _spread_item(self, spread: ast.AST, index, depth: int) -> frozenset | None:
         """The item at `index` of what a `**spread` entry unpacks: nothing from a dict literal without the key."""
