@@ -416,7 +416,7 @@ def _project_modules(roots: dict[str, frozenset[str] | None]) -> dict[str, str]:
     from the root (`notebooks/explore.ipynb`). Two scripts of different roots may share a name (`a/train.py`,
     `b/train.py`): which one the name is depends on the file linted (`ProjectIndex.running`)."""
     found: dict[str, str] = {}
-    for root, tops in roots.items():
+    for root, tops in sorted(roots.items(), key=lambda item: -len(item[0])):  # a file is named from the root nearest it (a src folder's)
         starts = [root] if tops is None else [os.path.join(root, top) for top in sorted(tops)]
         for start in starts:
             if tops is not None and os.path.isfile(start + ".py"):
