@@ -241,10 +241,17 @@ class LossCalls:
         classes = [constructed_classes(m, self.ctx) for m in made or ()]
         if not classes or None in classes:
             return None
-        losses = {LOSSES.get(canonical_class(name)) for names in classes for name in names}
+        losses = {self._loss_of_class(name) for names in classes for name in names}
         if len(losses) == 2 and None in losses and any(len(names) > 1 for names in classes):
             losses.discard(None)  # a table of losses by configuration: the one of this family it may be
         return losses.pop() if len(losses) == 1 else None
+
+    def _loss_of_class(self, name: str | None) -> str | None:
+        """The loss a class computes: a library loss's, or that of the one a project subclass derives from
+        without a `forward` of its own (`class SmoothCE(nn.CrossEntropyLoss)` setting `label_smoothing`)."""
+        found = LOSSES.get(canonical_class(name))
+        base = self.ctx.analysis(ProjectView).library_base(name, LOSSES) if found is None and name is not None else None
+        return found if base is None else LOSSES[base]
 
     def _wrapped_loss(self, func: ast.AST, binding) -> str | None:
         """The loss every function `func` may be computes on its input (`_taking_input`): a closure a builder

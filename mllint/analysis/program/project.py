@@ -41,7 +41,7 @@ from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSum
 from mllint.analysis.values.reaching import MAX_DEPTH
 from mllint.analysis.values.values import (
     Called, Chained, Complement, Exp, Item, Keyed, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
-    Unwrapped, Value, at_key, built_record, makes_task_model,
+    Unwrapped, Value, SEQUENTIAL, at_key, built_record, canonical_class, makes_task_model,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -1094,6 +1094,8 @@ class ProjectView:
         if isinstance(callee, Instance):
             name = callee.method or "forward"
             defining = self.method_of(callee.cls, name)
+            if defining is None and name == "forward" and self.derives_from(callee.cls, SEQUENTIAL):
+                return self._sequence_call(callee, value, depth)
             if defining is None:
                 return self._attribute_call(callee, value, depth)
             owner, cls = defining
@@ -1175,6 +1177,41 @@ class ProjectView:
             return None
         between = [b for base in found[1].bases if (b := self._reassigned(base, defining, depth + 1)) is not None]
         return found[1].assigns.union(*between) if between else None
+
+    def _sequence_call(self, callee: Instance, value: Called, depth: int) -> Resolved | None:
+        """Calling an instance of an `nn.Sequential` subclass of the project without a `forward`: what the
+        last layer its `__init__` hands `super().__init__` outputs (a project base's, when it hands none)."""
+        for owner, cls in self._lineage(callee.cls):
+            last = cls.passed_to_base
+            if last is not None:
+                found = self.resolve(last, owner, depth + 1)
+                return dataclasses.replace(found, layer=False) if isinstance(found, Found) and found.layer else None  # made where the layer is
+        return None
+
+    def derives_from(self, qualified: str, library_class: str) -> bool:
+        """Does the project class derive from `library_class` (`torch.nn.Sequential`), through project bases?"""
+        return any(base == library_class for _, cls in self._lineage(qualified) for base in cls.bases)
+
+    def library_base(self, qualified: str, classes) -> str | None:
+        """The one library class among `classes` (a mapping by qualified name, such as the losses) the project
+        class derives from when neither it nor a project base between defines `forward` (a loss subclass
+        that only configures `__init__`: `super().__init__(label_smoothing=0.1)`); None otherwise."""
+        lineage = self._lineage(qualified)
+        if not lineage or any(cls.has_forward for _, cls in lineage):
+            return None
+        found = {canonical for _, cls in lineage for base in cls.bases if (canonical := canonical_class(base)) in classes}
+        return found.pop() if len(found) == 1 else None
+
+    def _lineage(self, qualified: str) -> list[tuple[ModuleSummary, ClassSummary]]:
+        """The project class and its project bases, depth first (at most `MAX_DEPTH` deep)."""
+        found, pending = [], [(qualified, 0)]
+        while pending:
+            name, depth = pending.pop(0)
+            summary = self.class_summary(name) if depth <= MAX_DEPTH else None
+            if summary is not None and summary not in found:
+                found.append(summary)
+                pending += [(base, depth + 1) for base in summary[1].bases]
+        return found
 
     def _attribute_call(self, callee: Instance, value: Called, depth: int) -> Resolved | None:
         """Calling a layer an instance keeps (`model.head(h)`, `apply_head(model.head, h)`): what the layer its
