@@ -19,7 +19,7 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import Callers, call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, is_self_attribute
-from mllint.analysis.objects.call_sites import built, chosen_note, decided_test, getattr_names, made_classes, makers, possible_constants, replaced_by_call, table_item, under
+from mllint.analysis.objects.call_sites import built, chosen_note, constructed_classes, decided_test, getattr_names, made_classes, makers, possible_constants, replaced_by_call, table_item, under
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import binding_constants, call_constants, fold, stored_names
 from mllint.analysis.objects.points_to import Objects
@@ -238,13 +238,20 @@ class LossCalls:
         """The loss every object `func` may be computes (`criterion = build_criterion(cfg).to(device)`,
         `self.losses["ce"]`, a loss passed by the call site `binding`; in a loop's `turn`), as the objects layer tells."""
         made = built(self.ctx, func, binding, turn=turn)
-        classes = [made_classes(c, k, self.ctx) for c, k in made or ()]
+        classes = [constructed_classes(m, self.ctx) for m in made or ()]
         if not classes or None in classes:
             return None
-        losses = {LOSSES.get(canonical_class(name)) for names in classes for name in names}
+        losses = {self._loss_of_class(name) for names in classes for name in names}
         if len(losses) == 2 and None in losses and any(len(names) > 1 for names in classes):
             losses.discard(None)  # a table of losses by configuration: the one of this family it may be
         return losses.pop() if len(losses) == 1 else None
+
+    def _loss_of_class(self, name: str | None) -> str | None:
+        """The loss a class computes: a library loss's, or that of the one a project subclass derives from
+        without a `forward` of its own (`class SmoothCE(nn.CrossEntropyLoss)` setting `label_smoothing`)."""
+        found = LOSSES.get(canonical_class(name))
+        base = self.ctx.analysis(ProjectView).library_base(name, LOSSES) if found is None and name is not None else None
+        return found if base is None else LOSSES[base]
 
     def _wrapped_loss(self, func: ast.AST, binding) -> str | None:
         """The loss every function `func` may be computes on its input (`_taking_input`): a closure a builder
@@ -343,7 +350,7 @@ class LossCalls:
         if not made or not all(table_item(home, c.func) is not None or getattr_names(home, c.func, self.ctx) is not None for home, c in made):
             return None
         view = self.ctx.analysis(ProjectView)
-        names = frozenset().union(*(made_classes(home, c, self.ctx) or {None} for home, c in made))
+        names = frozenset().union(*(constructed_classes(m, self.ctx) or {None} for m in made))
         return names if names and all(n is not None and view.class_summary(n) is not None for n in names) else None
 
     def _passed_layer_output(self, view: ProjectView, made: tuple[object, ast.Call], call: ast.Call, binding) -> Origin | None:
@@ -452,7 +459,7 @@ class LossCalls:
         if not self._may_hold_a_loss(call):
             return iter(())
         return (
-            (frozenset(canonical_class(n) for c, k in made for n in made_classes(c, k, self.ctx) or {None}), binding)
+            (frozenset(canonical_class(n) for m in made for n in constructed_classes(m, self.ctx) or {None}), binding)
             for made, binding in makers(self.ctx, call.func) if made
         )  # fmt: skip
 
@@ -464,7 +471,7 @@ class LossCalls:
         for key in turned[1] if turned else ():
             made = built(self.ctx, call.func, turn=(turned[0], key))
             if made:
-                found.append((key, frozenset(canonical_class(n) for c, k in made for n in made_classes(c, k, self.ctx) or {None})))
+                found.append((key, frozenset(canonical_class(n) for m in made for n in constructed_classes(m, self.ctx) or {None})))
         return found
 
     @staticmethod

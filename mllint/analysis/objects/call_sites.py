@@ -310,7 +310,7 @@ def _made_calls(objects: Objects, found: frozenset | None, binding: Binding | No
     calls: list[tuple[object, ast.Call]] = []
     for obj in found - {NONE}:
         if obj.kind == "made" and isinstance(obj.node, ast.Call):
-            calls.append((obj.ctx, obj.node))
+            calls.append(Construction(obj.ctx, obj.node, obj.site))
             continue
         home = objects._of(obj.ctx)
         inner = None
@@ -452,7 +452,26 @@ def passed_argument(call: ast.Call, position: int, keyword: str, default: ast.AS
     return ast.copy_location(ast.Call(func=get, args=[ast.Constant(keyword), default], keywords=[]), splats[0])
 
 
-def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
+class Construction(tuple):
+    """(the context, a call that made an object), as `built` gives it, with `site`: the call of the project
+    function that returned what the call made, when the objects layer followed one (`build(CFG["loss"],
+    "loss")` of `return table[cfg["type"]](**args)`); None when not."""
+
+    site: ast.Call | None = None
+
+    def __new__(cls, ctx, call: ast.Call, site: ast.AST | None = None) -> "Construction":
+        made = super().__new__(cls, (ctx, call))
+        made.site = site if isinstance(site, ast.Call) else None
+        return made
+
+
+def constructed_classes(made: tuple, linted=None) -> frozenset | None:
+    """`made_classes` of a pair `built` gives, a table's key read at the call of the builder that returned
+    it when that is known (`Construction.site`)."""
+    return made_classes(*made, linted, site=getattr(made, "site", None))
+
+
+def made_classes(ctx, call: ast.Call, linted=None, site: ast.Call | None = None) -> frozenset | None:
     """`Objects.constructed` of a call of `ctx`, a table's key the file does not decide read as the constants
     it may be: `LOSSES[name](**kw)` in `get_loss(name)` called with `cfg.loss`, a config field defaulting to
     "nll", makes `torch.nn.NLLLoss`; so for a name bound to the table's entry (`act = ACTIVATIONS[cfg.get("act",
@@ -468,8 +487,19 @@ def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
         func = item
         call = ast.copy_location(ast.Call(func=func, args=call.args, keywords=call.keywords), call)
     key = objects._key_of(func.slice) if isinstance(func, ast.Subscript) else None
-    keys = frozenset({key}) if key is not None else possible_constants(ctx, func.slice, linted) if isinstance(func, ast.Subscript) else None
+    keys = frozenset({key}) if key is not None else _keys_at(ctx, func.slice, site, linted) if isinstance(func, ast.Subscript) else None
     return objects.constructed(ctx, call, keys)
+
+
+def _keys_at(ctx, key: ast.AST, site: ast.Call | None, linted) -> frozenset | None:
+    """The constants a table's key may be: under the one call `site` of the function around it (`kind` and
+    `cfg["type"]` of `build(CFG["model"], "model")`, not those of its other calls), when that decides
+    them; else under every call site (`possible_constants`)."""
+    function = ctx.scopes.enclosing_function(key) if site is not None else None
+    bindings = (linted or ctx).analysis(Callers).bindings_in(ctx, function) if function is not None else []
+    binding = next((b for b in bindings if b.call is site), None)
+    found = _constant_under(ctx, key, binding) if binding is not None else None
+    return found if found else possible_constants(ctx, key, linted)
 
 
 def table_item(ctx, func: ast.AST) -> ast.Subscript | None:

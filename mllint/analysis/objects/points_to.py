@@ -46,7 +46,7 @@ from functools import cached_property
 
 from mllint.analysis.objects.constants import call_constants, declared_default, field_constants, passes_self, reachable_returns, site_constants, stored_in_project, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
-from mllint.analysis.program.registries import applied_stores, identity_decorator, registrations
+from mllint.analysis.program.registries import applied_stores, filed_name, identity_decorator, registrations
 from mllint.analysis.program.callers import MAX_CALLER_DEPTH, MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
@@ -461,17 +461,15 @@ class Objects:
         """`registered`, only those filed under `key` (all for a key not known, or filed under one not known)."""
         if key is None or key == "*":
             return self.registered(table)
-        module = self.ctx.module.name if self.ctx.module is not None else None
-        at = {f"{home.module.name if home is not self.ctx else module}.{d.name}" for home, d, filed in self._registrations(table) if filed in (None, key)}
+        at = {filed_name(home, d) for home, d, filed in self._registrations(table) if filed in (None, key)}
         return self.registered(table) & at
 
     def _registered_in(self, table: Obj) -> frozenset[str]:
-        module = self.ctx.module.name if self.ctx.module is not None else None
         found = {
-            f"{home.module.name}.{definition.name}" if home is not self.ctx else f"{module}.{definition.name}"
-            for home, definition, _ in self._registrations(table) if isinstance(definition, ast.ClassDef) and module is not None
+            filed_name(home, definition) for home, definition, _ in self._registrations(table)
+            if isinstance(definition, ast.ClassDef | ast.expr)
         }  # fmt: skip
-        return frozenset(found)
+        return frozenset(found - {None})
 
     def _registrations(self, table: Obj) -> list[tuple[object, ast.AST, object]]:
         """(module, definition, key) for what the decorators of this module put in `table` (see `registries`)."""
@@ -498,11 +496,12 @@ class Objects:
     def _registered_items(self, table: Obj, index) -> frozenset:
         """The definitions the decorators of the table's module file in it under `index` (any for None or
         "*"): each as its module's name for it."""
-        home = self._of(table.ctx)
-        return frozenset(
-            Obj("made", ctx.tree, definition.name, ctx=ctx) for ctx, definition, key in home._registrations(table)
-            if index in (None, "*") or key is None or key == index
-        )  # fmt: skip
+        home, found = self._of(table.ctx), set()
+        for ctx, definition, key in home._registrations(table):
+            if index in (None, "*") or key is None or key == index:
+                named = self._of(ctx).points_to(definition) if isinstance(definition, ast.expr) else {Obj("made", ctx.tree, definition.name, ctx=ctx)}
+                found |= named or set()
+        return frozenset(found)
 
     def qualified(self, obj: Obj) -> str | None:
         """The dotted name an object names, as its module imports or defines it: `torch.nn.ReLU` for `nn.ReLU`
@@ -1122,8 +1121,13 @@ class Objects:
             if found is None:
                 break
         if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []) and not _fallback(base):
-            return self._field_of(base, "[]")
+            return found if self._filled_by_decorators(base) else self._field_of(base, "[]")
         return found
+
+    def _filled_by_decorators(self, table: Obj) -> bool:
+        """Does a registering decorator fill the dict `table` (`_registrations`)? Then a key none files it
+        under is no item of it (a registry without the configured name raises `KeyError`)."""
+        return table.kind == "made" and isinstance(table.node, ast.Dict) and bool(self._of(table.ctx)._registrations(table))
 
     def _spread_item(self, spread: ast.AST, index, depth: int) -> frozenset | None:
         """The item at `index` of what a `**spread` entry unpacks: nothing from a dict literal without the key."""

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mllint.analysis.program.calls import bind_arguments
-from mllint.analysis.program.registries import LIBRARY_REGISTRIES, applied_stores, library_registrations, registrations
+from mllint.analysis.program.registries import LIBRARY_REGISTRIES, applied_stores, filed_name, library_registrations, registrations
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
@@ -41,7 +41,7 @@ from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSum
 from mllint.analysis.values.reaching import MAX_DEPTH
 from mllint.analysis.values.values import (
     Called, Chained, Complement, Exp, Item, Keyed, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
-    Unwrapped, Value, at_key, built_record, makes_task_model,
+    Unwrapped, Value, SEQUENTIAL, at_key, built_record, canonical_class, makes_task_model,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -51,6 +51,8 @@ from mllint.source import MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, SourceError, Sourc
 from mllint.source import parse_python, read_regular, read_source
 
 INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
+SOURCE_DIRECTORIES = {"src"}  # a project's folder of importable code (a src layout), on `sys.path` when it runs
+MAX_NAMESPACE_DEPTH = 2  # namespace package folders between a module and its `src` folder
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,24 @@ def module_name_of(path: str) -> tuple[str, ModuleName]:
         parts.insert(0, package)
         if not package:
             break
+    directory, parts = _under_source_directory(directory, parts)
     siblings = _siblings(own, directory) if own != directory else frozenset()
     return directory, ModuleName(".".join(parts) or stem, is_package, siblings)
+
+
+def _under_source_directory(directory: str, parts: list[str]) -> tuple[str, list[str]]:
+    """A module of a namespace package in a `src` folder (`src/toxic/model.py`, no `__init__.py`): the
+    `src` folder is its root, as where a run puts it on `sys.path` (`sys.path.insert(0, "src")`, an
+    installed src layout), and it is `toxic.model`."""
+    found, above = directory, []
+    for _ in range(MAX_NAMESPACE_DEPTH):
+        found, name = os.path.split(found)
+        if not name or not name.isidentifier():
+            break
+        above.insert(0, name)
+        if os.path.basename(found) in SOURCE_DIRECTORIES:
+            return found, above + parts
+    return directory, parts
 
 
 @lru_cache(maxsize=1024)
@@ -173,6 +191,8 @@ class ProjectIndex:
             absolute = os.path.abspath(path)
             if os.path.isdir(absolute) and not os.path.isfile(os.path.join(absolute, "__init__.py")):
                 roots[absolute] = None
+                sources = [os.path.join(absolute, d) for d in sorted(SOURCE_DIRECTORIES)]
+                roots.update((d, None) for d in sources if os.path.isdir(d) and d not in roots)  # its src layout
                 continue
             root, module = module_name_of(os.path.join(absolute, "__init__.py") if os.path.isdir(absolute) else absolute)
             if root in roots and roots[root] is None:
@@ -396,7 +416,7 @@ def _project_modules(roots: dict[str, frozenset[str] | None]) -> dict[str, str]:
     from the root (`notebooks/explore.ipynb`). Two scripts of different roots may share a name (`a/train.py`,
     `b/train.py`): which one the name is depends on the file linted (`ProjectIndex.running`)."""
     found: dict[str, str] = {}
-    for root, tops in roots.items():
+    for root, tops in sorted(roots.items(), key=lambda item: -len(item[0])):  # a file is named from the root nearest it (a src folder's)
         starts = [root] if tops is None else [os.path.join(root, top) for top in sorted(tops)]
         for start in starts:
             if tops is not None and os.path.isfile(start + ".py"):
@@ -1074,6 +1094,8 @@ class ProjectView:
         if isinstance(callee, Instance):
             name = callee.method or "forward"
             defining = self.method_of(callee.cls, name)
+            if defining is None and name == "forward" and self.derives_from(callee.cls, SEQUENTIAL):
+                return self._sequence_call(callee, value, depth)
             if defining is None:
                 return self._attribute_call(callee, value, depth)
             owner, cls = defining
@@ -1156,6 +1178,41 @@ class ProjectView:
         between = [b for base in found[1].bases if (b := self._reassigned(base, defining, depth + 1)) is not None]
         return found[1].assigns.union(*between) if between else None
 
+    def _sequence_call(self, callee: Instance, value: Called, depth: int) -> Resolved | None:
+        """Calling an instance of an `nn.Sequential` subclass of the project without a `forward`: what the
+        last layer its `__init__` hands `super().__init__` outputs (a project base's, when it hands none)."""
+        for owner, cls in self._lineage(callee.cls):
+            last = cls.passed_to_base
+            if last is not None:
+                found = self.resolve(last, owner, depth + 1)
+                return dataclasses.replace(found, layer=False) if isinstance(found, Found) and found.layer else None  # made where the layer is
+        return None
+
+    def derives_from(self, qualified: str, library_class: str) -> bool:
+        """Does the project class derive from `library_class` (`torch.nn.Sequential`), through project bases?"""
+        return any(base == library_class for _, cls in self._lineage(qualified) for base in cls.bases)
+
+    def library_base(self, qualified: str, classes) -> str | None:
+        """The one library class among `classes` (a mapping by qualified name, such as the losses) the project
+        class derives from when neither it nor a project base between defines `forward` (a loss subclass
+        that only configures `__init__`: `super().__init__(label_smoothing=0.1)`); None otherwise."""
+        lineage = self._lineage(qualified)
+        if not lineage or any(cls.has_forward for _, cls in lineage):
+            return None
+        found = {canonical for _, cls in lineage for base in cls.bases if (canonical := canonical_class(base)) in classes}
+        return found.pop() if len(found) == 1 else None
+
+    def _lineage(self, qualified: str) -> list[tuple[ModuleSummary, ClassSummary]]:
+        """The project class and its project bases, depth first (at most `MAX_DEPTH` deep)."""
+        found, pending = [], [(qualified, 0)]
+        while pending:
+            name, depth = pending.pop(0)
+            summary = self.class_summary(name) if depth <= MAX_DEPTH else None
+            if summary is not None and summary not in found:
+                found.append(summary)
+                pending += [(base, depth + 1) for base in summary[1].bases]
+        return found
+
     def _attribute_call(self, callee: Instance, value: Called, depth: int) -> Resolved | None:
         """Calling a layer an instance keeps (`model.head(h)`, `apply_head(model.head, h)`): what the layer its
         class assigns to `self.head` outputs; None for a method or an attribute not known."""
@@ -1224,7 +1281,7 @@ class ProjectView:
             stores = [(ctx, n) for n in ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)] if empty else []
             stores += applied_stores(ctx, self) if empty else []
             filed = [
-                (f"{r.home.module.name}.{r.definition.name}", r.key) for home, s in stores for r in registrations(home, self, s) or ()
+                (filed_name(r.home, r.definition), r.key) for home, s in stores for r in registrations(home, self, s) or ()
                 if (home is ctx and s.value.id == found[1] if r.table is None else r.home.qualified_name(r.table) == qualified)
             ]  # fmt: skip
             self._tables[qualified] = filed or None

@@ -12,6 +12,7 @@ text calls the decorator by name.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from mllint.analysis.program.summaries import returned_expressions
@@ -53,13 +54,32 @@ def registrations(ctx, view, store: ast.Subscript) -> list[Filing] | None:
     found = []
     for name in [module, *view.index.modules_calling(decorator.name)][:MAX_MODULES]:
         home = ctx if name == module else view.index.context(name)
-        for definition in module_statements(home.tree) if home is not None else ():
-            for used in getattr(definition, "decorator_list", ()):
-                func = used.func if isinstance(used, ast.Call) else used
-                if home.qualified_name(func) == qualified or (home is ctx and isinstance(func, ast.Name) and func.id == decorator.name):
-                    table = _passed(used, decorator, store.value.id) if isinstance(store.value, ast.Name) and decorator is outer else None
-                    found.append(Filing(home, definition, _key(store.slice, used, decorator, definition), table))
+        for used, definition in _decorated(home.tree) if home is not None else ():
+            func = used.func if isinstance(used, ast.Call) else used
+            if home.qualified_name(func) == qualified or (home is ctx and isinstance(func, ast.Name) and func.id == decorator.name):
+                table = _passed(used, decorator, store.value.id) if isinstance(store.value, ast.Name) and decorator is outer else None
+                found.append(Filing(home, definition, _key(store.slice, used, decorator, definition), table))
     return found
+
+
+def filed_name(home, definition: ast.AST) -> str | None:
+    """The qualified name of what a filing files: a definition of its module (`models.Net`), or the class a
+    module-level call hands the decorator (`torch.nn.BCELoss` of `register_loss("bce")(nn.BCELoss)`)."""
+    if isinstance(definition, ast.expr):
+        return home.qualified_name(definition)
+    return f"{home.module.name}.{definition.name}" if home.module is not None else None
+
+
+def _decorated(tree: ast.Module) -> Iterator[tuple[ast.expr, ast.AST]]:
+    """(the decorator, what it is given) for each decorated definition of a module, and each module-level
+    call of a decorator's call on a name (`register_loss("bce")(nn.BCELoss)`, a library class filed as is)."""
+    for statement in module_statements(tree):
+        for used in getattr(statement, "decorator_list", ()):
+            yield used, statement
+        call = statement.value if isinstance(statement, ast.Expr | ast.Assign) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Call) and len(call.args) == 1 and not call.keywords:
+            if isinstance(call.args[0], ast.Name | ast.Attribute):
+                yield call.func, call.args[0]
 
 
 LIBRARY_REGISTRIES = frozenset({
@@ -108,9 +128,14 @@ def _key(key: ast.AST, used: ast.expr, decorator: ast.AST, definition: ast.AST) 
     if isinstance(key, ast.Constant):
         return key.value
     if isinstance(key, ast.Attribute) and key.attr == "__name__":
-        return definition.name
+        return _own_name(definition)
     passed = _passed(used, decorator, key.id) if isinstance(key, ast.Name) else None
     return passed.value if isinstance(passed, ast.Constant) else None
+
+
+def _own_name(definition: ast.AST) -> str:
+    """A definition's `__name__`, or that of the class a name refers to (`nn.BCELoss`: "BCELoss")."""
+    return definition.attr if isinstance(definition, ast.Attribute) else definition.id if isinstance(definition, ast.Name) else definition.name
 
 
 def _passed(used: ast.expr, decorator: ast.AST, name: str) -> ast.expr | None:

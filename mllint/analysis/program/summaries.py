@@ -109,6 +109,21 @@ class ClassSummary(_Definition):
             return None
 
 
+    @cached_property
+    def passed_to_base(self) -> Value | None:
+        """The last layer its `__init__` hands its base's (`super().__init__(nn.Linear(h, n), nn.Softmax(-1))`
+        in an `nn.Sequential` subclass: the layer its output comes from), as a value; None when it hands none."""
+        ctx, node = self.definition()
+        init = own_method(node, "__init__", ast.FunctionDef) if node is not None else None
+        calls = [c for c in ctx.index.within(init, ast.Call) if _calls_base_init(c)] if init is not None else []
+        last = calls[0].args[-1] if len(calls) == 1 and calls[0].args and not calls[0].keywords else None
+        if last is None or isinstance(last, ast.Starred):
+            return None
+        try:
+            return _combined(_values([last], ctx.analysis(ValueKinds)))
+        except TOO_COMPLEX:
+            return None
+
     def attribute(self, name: str) -> Value | None:
         """What the class keeps in `self.<name>` (its methods' assignments agreeing), as a value."""
         ctx, node = self.definition()
@@ -221,6 +236,12 @@ class ModuleSummary:
             return ctx.analysis(ValueKinds).value(assignment.value) if assignment is not None else None
         except TOO_COMPLEX:
             return None
+
+
+def _calls_base_init(call: ast.Call) -> bool:
+    """`super().__init__(...)`."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
 
 
 def _values(returned: list[ast.AST] | None, values: ValueKinds) -> list[Value | None] | None:
