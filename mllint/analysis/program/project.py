@@ -51,6 +51,7 @@ from mllint.source import MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, SourceError, Sourc
 from mllint.source import parse_python, read_regular, read_source
 
 INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
+SOURCE_DIRECTORY = "src"  # the src layout's directory of importable packages
 
 
 @dataclass(frozen=True)
@@ -166,13 +167,18 @@ class ProjectIndex:
 
     @classmethod
     def for_paths(cls, paths: Iterable[str]) -> "ProjectIndex":
-        """The project of the linted paths: each named directory that is no package, all of it; each
-        file's (or package's) package root, admitting only that package (a root may be `site-packages`)."""
+        """The project of the linted paths: each named directory that is no package, all of it, and its
+        `src` directory when that is no package either (the src layout: `from pkg.models import Net` is
+        `src/pkg/models.py`); each file's (or package's) package root, admitting only that package (a root
+        may be `site-packages`)."""
         roots: dict[str, set[str] | None] = {}
         for path in paths:
             absolute = os.path.abspath(path)
             if os.path.isdir(absolute) and not os.path.isfile(os.path.join(absolute, "__init__.py")):
                 roots[absolute] = None
+                source = os.path.join(absolute, SOURCE_DIRECTORY)
+                if os.path.isdir(source) and not os.path.isfile(os.path.join(source, "__init__.py")):
+                    roots.setdefault(source, None)
                 continue
             root, module = module_name_of(os.path.join(absolute, "__init__.py") if os.path.isdir(absolute) else absolute)
             if root in roots and roots[root] is None:
