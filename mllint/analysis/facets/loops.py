@@ -174,6 +174,13 @@ class _Module:
         return Event(kind, node, key, guards, path=self.path, ctx=self.ctx, **more)
 
 
+def _parameter(m: _Module, node: ast.AST) -> bool:
+    """Is `node` a name of `m` every binding of which that reaches it is its function's parameter (`model` of
+    `def train(model, loader)`)?"""
+    definitions = m.values.reaching_definitions(node) if isinstance(node, ast.Name) else []
+    return bool(definitions) and all(is_parameter(d) for d in definitions)
+
+
 def loop_or_function(ctx, node: ast.AST) -> ast.AST | None:
     """The innermost loop, function or class around `node`."""
     return next((a for a in ctx.scopes.ancestors(node) if isinstance(a, (*LOOP_NODES, *SCOPE_NODES))), None)
@@ -925,7 +932,7 @@ class TrainingLoops:
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
             hooks = self.item_methods(call, hook=name.value)
             return [((), (name.value, hooks))] if hooks else []
-        if not (isinstance(name, ast.Name) and self._parameter(name)):
+        if not (isinstance(name, ast.Name) and _parameter(self.own, name)):
             return []
         found = []
         for value in sorted(possible_constants(self.ctx, name) or (), key=str)[:MAX_HOOK_NAMES]:
@@ -970,14 +977,18 @@ class TrainingLoops:
     def _method_callee(self, m: _Module, call: ast.Call) -> Callee | None:
         """The method of a project class a call on its instance runs (`engine.run_epoch(...)`, `engine =
         Engine(...)` of another module), as the objects layer tells, for a parameter of the file's
-        under the first call site that tells."""
+        under the first call site that tells; for a parameter of another module's function the loop runs
+        (`runner.backward(loss)` in `fit(runner, ...)`), the one class every call site passes."""
         if not isinstance(call.func, ast.Attribute) or m.ctx.qualified_name(call.func.value) is not None:
             return None
         objects = self.ctx.analysis(Objects)
         found = objects._of(m.ctx).method(call)
-        if found is None and m is self.own and (self._parameter(call.func.value) or self._passed_in(objects, call.func.value)):  # as the first call site that tells
+        if found is None and m is self.own and (_parameter(self.own, call.func.value) or self._passed_in(objects, call.func.value)):  # as the first call site that tells
             classes = (c for c, binding in classes_of(m.ctx, call.func.value) if binding is not None)
             found = next((inherited_method(home, cls, call.func.attr, objects.view) for home, cls in classes), None)
+        elif found is None and m is not self.own and _parameter(m, call.func.value):
+            classes = {id(c[1]): c for c, binding in classes_of(m.ctx, call.func.value, self.ctx) if binding is not None}
+            found = inherited_method(*classes.popitem()[1], call.func.attr, objects.view) if len(classes) == 1 else None
         return Callee(found[1], found[0]) if found is not None else None
 
     def _alternatives(self, m: _Module, call: ast.Call) -> list[Callee]:
@@ -994,12 +1005,6 @@ class TrainingLoops:
         of `self.model = model` in `__init__`)?"""
         found = objects.points_to(node) if is_self_attribute(node) else None
         return bool(found) and all(obj.kind == "parameter" for obj in found)
-
-    def _parameter(self, node: ast.AST) -> bool:
-        """Is `node` a name every binding of which that reaches it is its function's parameter (`model` of
-        `def train(model, loader)`)?"""
-        definitions = self.values.reaching_definitions(node) if isinstance(node, ast.Name) else []
-        return bool(definitions) and all(is_parameter(d) for d in definitions)
 
     def _module(self, ctx) -> _Module:
         if id(ctx) not in self._modules:

@@ -54,6 +54,7 @@ from mllint.analysis.program.hierarchy import made_runner, dispatched_method, di
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.program.project import ProjectView, defines_module
+from mllint.analysis.syntax.folding import tested_key
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.yaml_subset import read_yaml
@@ -174,11 +175,17 @@ class Objects:
 
     def _dict_keys(self, obj: Obj, depth: int) -> tuple | None:
         """The keys of a dict literal (an `nn.ModuleDict` of one too) nothing adds to, or of a comprehension
-        that keeps the keys of a tuple or such a dict (`values.keyed_loop`)."""
+        that keeps the keys of a tuple or such a dict (`values.keyed_loop`); of an empty dict literal, the
+        keys every store into it names (`d["ce"] = ...`, `if name == "bce": d[name] = ...`), each a key it
+        may hold."""
         home = self._of(obj.ctx) if obj.kind == "made" else None
-        if home is None or depth > MAX_CALL_DEPTH or self._added_to(obj, depth) or (home is not self and home._added_to(obj, depth)):
+        if home is None or depth > MAX_CALL_DEPTH:
             return None
         literal = _table_literal(obj)
+        stored = [m._added_keys.get(a) for m in dict.fromkeys((self, home)) for a in m._added_to(obj, depth)]
+        if stored:
+            empty = isinstance(literal, ast.Dict) and not literal.keys
+            return tuple(dict.fromkeys(stored)) if empty and None not in stored else None
         if isinstance(literal, ast.Dict):
             keys = tuple(_constant(k) if k is not None else None for k in literal.keys)
             return keys if None not in keys and len(set(keys)) == len(keys) else None
@@ -1213,8 +1220,10 @@ class Objects:
             for target in node.targets:
                 if isinstance(target, ast.Subscript) and self._filed(target) is None:  # (a decorator's: `_registered_items`)
                     added.append((target.value, node.value))
-                    if _constant(target.slice) is not None and len(node.targets) == 1:
-                        self._added_keys[node.value] = _constant(target.slice)
+                    key = _constant(target.slice) if len(node.targets) == 1 else None
+                    key = key if key is not None else tested_key(self.ctx.scopes, target)  # `if name == "bce": d[name] = ...`
+                    if key is not None:
+                        self._added_keys[node.value] = key
         return added
 
     def _call(self, call: ast.Call, depth: int) -> frozenset | None:

@@ -184,15 +184,18 @@ class ProjectIndex:
 
     @classmethod
     def for_paths(cls, paths: Iterable[str]) -> "ProjectIndex":
-        """The project of the linted paths: each named directory that is no package, all of it; each
-        file's (or package's) package root, admitting only that package (a root may be `site-packages`)."""
+        """The project of the linted paths: each named directory that is no package, all of it, and its
+        `src` directory when that is no package either (the src layout: `from pkg.models import Net` is
+        `src/pkg/models.py`); each file's (or package's) package root, admitting only that package (a root
+        may be `site-packages`)."""
         roots: dict[str, set[str] | None] = {}
         for path in paths:
             absolute = os.path.abspath(path)
             if os.path.isdir(absolute) and not os.path.isfile(os.path.join(absolute, "__init__.py")):
                 roots[absolute] = None
                 sources = [os.path.join(absolute, d) for d in sorted(SOURCE_DIRECTORIES)]
-                roots.update((d, None) for d in sources if os.path.isdir(d) and d not in roots)  # its src layout
+                sources = [d for d in sources if os.path.isdir(d) and not os.path.isfile(os.path.join(d, "__init__.py"))]
+                roots.update((d, None) for d in sources if d not in roots)  # its src layout (a `src` package is no root)
                 continue
             root, module = module_name_of(os.path.join(absolute, "__init__.py") if os.path.isdir(absolute) else absolute)
             if root in roots and roots[root] is None:

@@ -158,3 +158,31 @@ def is_periodic(test: ast.AST) -> bool:
     """A test of a count modulo another, either way: `is_modulo`, `step % every`, `not step % every`."""
     test = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
     return is_modulo(test) or isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod) and not isinstance(test.left, ast.Constant)
+
+
+def tested_key(scopes, store: ast.Subscript) -> str | None:
+    """The string an item store at a name (`table[name] = nn.BCEWithLogitsLoss()`, the only target of its
+    assignment) is made at: the nearest `if` around it in its function, or an `elif`, tests the name equal
+    to it (`if name == "bce":`); None for any other store."""
+    assign = scopes.parent(store)
+    if not (isinstance(store.slice, ast.Name) and isinstance(assign, ast.Assign) and assign.targets == [store]):
+        return None
+    node = assign
+    for ancestor in scopes.ancestors(assign):
+        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)):
+            return None
+        if isinstance(ancestor, ast.If) and node in ancestor.body:
+            return _equal_string(ancestor.test, store.slice.id)
+        node = ancestor
+    return None
+
+
+def _equal_string(test: ast.AST, name: str) -> str | None:
+    """The string `test` compares `name` equal to (`name == "bce"`, `"bce" == name`); None for any other test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    sides = (test.left, test.comparators[0])
+    for named, other in (sides, sides[::-1]):
+        if isinstance(named, ast.Name) and named.id == name and isinstance(other, ast.Constant) and isinstance(other.value, str):
+            return other.value
+    return None

@@ -10,7 +10,7 @@ import ast
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from mllint.analysis.syntax.folding import arms, fold, runs
+from mllint.analysis.syntax.folding import arms, fold, runs, tested_key
 from mllint.analysis.syntax.names import call_argument, dict_entries, is_self_attribute, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.syntax.tree import assignment_targets, position
@@ -671,6 +671,8 @@ class ReachingDefinitions:
                 continue
             parent = self.scopes.parent(node)
             fill = _container_fill(parent, self.scopes.parent(parent)) if parent is not None else ()
+            if fill is None and isinstance(parent, ast.Subscript) and (key := tested_key(self.scopes, parent)) is not None:
+                fill = (key, self.scopes.parent(parent).value)  # `if name == "bce": self.losses[name] = ...`
             if fill != ():
                 fills.setdefault(node.attr, []).extend(fill if isinstance(fill, list) else [fill])
         return fills
