@@ -163,6 +163,31 @@ class Objects:
         """The objects `expr` may be anywhere in its scope; None: unknown (past the budget)."""
         return self._eval(expr, 0)
 
+    def kept_values(self, container: ast.AST) -> list[tuple[object, ast.AST]] | None:
+        """What a list or dict kept in an attribute may hold (`self.losses`, `self.stats.values`), with the file
+        each is written in: the items of the literals the attribute's writes make, and what `append`, `insert`,
+        `c[k] = v` and `extend` (its argument, whole) add to them in the literal's file or this one (a method
+        of another module filling `self.values`). None when `container` may be anything but such a literal."""
+        found = self.points_to(container)
+        if not found:
+            return None
+        kept = []
+        for obj in found:
+            literal = obj.node if obj.kind == "made" else None
+            if not isinstance(literal, ast.List | ast.Dict) or obj.ctx is None:
+                return None
+            kept += [(obj.ctx, e) for e in (literal.elts if isinstance(literal, ast.List) else literal.values)]
+            for home in dict.fromkeys([self._of(obj.ctx), self]):
+                kept += [(home.ctx, added) for added in home._added_to(obj, 0)]
+                kept += [(home.ctx, added) for receiver, added in home._extensions if obj in (home.points_to(receiver) or ())]
+        return kept
+
+    @cached_property
+    def _extensions(self) -> list[tuple[ast.AST, ast.AST]]:
+        """(container, the list it is extended with) for every `c.extend(xs)` of the file."""
+        calls = self.ctx.index.of_type(ast.Call)
+        return [(c.func.value, c.args[0]) for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr == "extend" and len(c.args) == 1]
+
     def item_at(self, container: ast.AST, key) -> frozenset | None:
         """The objects at the constant `key` of what `container` may be (`criteria["ce"]`)."""
         return self._item(container, key, 0)
