@@ -15,8 +15,9 @@ method's `self` is, an attribute of an object that nothing known writes (`traine
 - containers: literals, `append`/`extend`/`add_module`, `nn.ModuleList`/`nn.ModuleDict`/`nn.Sequential`
   of a literal, indexing with constants, loops over them; a table of classes a decorator fills
   (`@register("resnet")` putting the class in `MODELS`), for what `MODELS[name](cfg)` constructs;
-- attributes: `self.x` is what any method of the class (a setter too) or any other code of the file
-  (`trainer.model = model`) writes to `x` of an object of that class; module globals;
+- attributes: `self.x` is what any method of the class (a setter too), any other code of the file
+  (`trainer.model = model`) or of another module of the project (`annotator.net = build()` in `serve.py`)
+  writes to `x` of an object of that class; module globals;
 - calls of project functions (`@staticmethod` and `@classmethod` ones too): only the returns the
   constants of the call leave open (`build_scheduler("step", opt)`), a table read at a parameter every
   call site fills with one constant (`SCHEDULES[name]`), `functools.partial(Cls, ...)` naming `Cls`; a
@@ -923,13 +924,29 @@ class Objects:
         derived = self_classes(self.ctx, base.node, self.view)[1:] if not written and base.kind == "self" else []
         if derived:  # a mixin's (or a base's) `self.encoder`: that of the classes deriving from it
             return union(*(self._of(home)._field(Obj("self", c, ctx=home), attribute, depth) for home, c in derived))
-        elsewhere = self._constructed_field(base, attribute) if cls is None else None
+        elsewhere = self._constructed_field(base, attribute) if cls is None else self._stored_elsewhere(cls, attribute, depth)
         if not written:
             return elsewhere or self._declared_field(base, attribute, depth) or self._field_of(base, attribute)
         found: frozenset | None = elsewhere or frozenset()
         for target, value in written:
             found = union(found, self._bound(target, value, depth))
         return self._passed_back(base.node, found, depth) if instance is not None and base.kind == "made" else found
+
+    def _stored_elsewhere(self, cls: ast.ClassDef, attribute: str, depth: int) -> frozenset | None:
+        """What other modules of the project store in `attribute` of an instance of the class `cls` of this file
+        (`annotator.net = build_segmenter(...)` in `serve.py`, for `self.net` of `Annotator`); empty when none does."""
+        index = self.view.index if self.view is not None else None
+        found: frozenset | None = frozenset()
+        for module in index.modules_storing(attribute) if index is not None else ():
+            other = index.context(module)
+            if other is None or _file(other) == _file(self.ctx):
+                continue
+            objects = self._of(other)
+            for target, value, _ in objects._attribute_writes().get(attribute, ()):
+                receivers = None if is_self_attribute(target) else objects._eval(target.value, depth)
+                if any(_is_class(objects.class_of(r), cls, self.ctx) for r in receivers or ()):
+                    found = union(found, objects._bound(target, value, depth))
+        return found
 
     def stored_attributes(self, cls: ast.ClassDef) -> frozenset[str]:
         """The attribute names a class of this module stores anywhere in its body (`x.name = ...`), once per class."""
@@ -1890,6 +1907,15 @@ def _makes_container(ctx, call: ast.Call) -> bool:
     if isinstance(func, ast.Name) and func.id in BUILTIN_CONTAINERS:
         return func.id not in ctx.scopes.bound_anywhere()
     return canonical_class(ctx.qualified_name(func)) in CONTAINER_CLASSES
+
+
+def _file(ctx) -> str:
+    return os.path.realpath(ctx.real_path or ctx.path)
+
+
+def _is_class(found: tuple | None, cls: ast.ClassDef, ctx) -> bool:
+    """Is `found` (`class_of`'s answer) the class `cls` of the module `ctx`, however that module was read?"""
+    return found is not None and found[1].name == cls.name and found[1].lineno == cls.lineno and _file(found[0]) == _file(ctx)
 
 
 def _fallback(obj: Obj) -> bool:
