@@ -133,6 +133,7 @@ class Objects:
         self._fields: dict[tuple[Obj, str], frozenset | None] = {}
         self._stored: dict[ast.ClassDef, frozenset[str]] = {}  # class -> the attribute names its body stores
         self._written: dict[tuple[Obj, str], frozenset | None] = {}
+        self._stored_by_others: dict[tuple[ast.ClassDef, str], frozenset | None] = {}  # `_stored_elsewhere`'s answers
         self._nesting = 0
         self._bindings: dict[ast.AST, dict[str, list[tuple[ast.AST, ast.AST]]]] = {}
         self._writes: dict[str, list[tuple[ast.AST, ast.AST | None, ast.AST]]] | None = None
@@ -935,9 +936,12 @@ class Objects:
     def _stored_elsewhere(self, cls: ast.ClassDef, attribute: str, depth: int) -> frozenset | None:
         """What other modules of the project store in `attribute` of an instance of the class `cls` of this file
         (`annotator.net = build_segmenter(...)` in `serve.py`, for `self.net` of `Annotator`); empty when none does."""
+        if (cls, attribute) in self._stored_by_others:
+            return self._stored_by_others[(cls, attribute)]
+        self._stored_by_others[(cls, attribute)] = frozenset()  # (asked again while being worked out)
         index = self.view.index if self.view is not None else None
         found: frozenset | None = frozenset()
-        for module in index.modules_storing(attribute) if index is not None else ():
+        for module in index.modules_storing(attribute, named=True) if index is not None else ():
             other = index.context(module)
             if other is None or _file(other) == _file(self.ctx):
                 continue
@@ -946,6 +950,7 @@ class Objects:
                 receivers = None if is_self_attribute(target) else objects._eval(target.value, depth)
                 if any(_is_class(objects.class_of(r), cls, self.ctx) for r in receivers or ()):
                     found = union(found, objects._bound(target, value, depth))
+        self._stored_by_others[(cls, attribute)] = found
         return found
 
     def stored_attributes(self, cls: ast.ClassDef) -> frozenset[str]:
