@@ -38,7 +38,8 @@ class EvaluationInTrainingMode(Rule):
     known to read the mode reaches only what it throws away, is not reported; nor is a model whose mode is unknown (a parameter, a
     model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model
     put in training mode on purpose with no training between that and the pass (recomputing batch-norm
-    statistics, Monte Carlo dropout; not when `model.eval()` came first in the same block or a block around it),
+    statistics, Monte Carlo dropout; not when `model.eval()` came first in the same block or a block around it, nor the
+    `model.train()` of a helper that builds or restores the model and hands it back: `model, opt, epoch = resume(path)`),
     a model put in training mode by `model.train()` with no training after it (in the statements from it to
     the pass) whose call in the pass is a statement of its own (`model(x)`: run for its effect on the
     batch-norm statistics alone, as in a BatchNorm recalibration or AdaBN pass), a dummy forward pass in `__init__` or a module's own methods, a
@@ -104,10 +105,10 @@ class EvaluationInTrainingMode(Rule):
             ):
                 continue  # `model.train()`, then `model(x)` for its effect alone: batch-norm statistics recomputed
             if not all(
-                modes.trained_between(f.site, u.site) or _restores_after_eval(modes.context_of(f.origin), f.origin)
+                modes.trained_between(f.site, u.site) or modes.set_by_its_builder(f) or _restores_after_eval(modes.context_of(f.origin), f.origin)
                 for u in resolved for f in u.facts if f.origin is not f.built
             ):  # fmt: skip
-                continue  # `model.train()` then evaluation with no training between: on purpose
+                continue  # `model.train()` then evaluation with no training between: on purpose (not a loader's `train()`)
             layers = [modes.layer(u) for u in resolved]
             if any(layer is NO_LAYER or (layer is None and u.own_key) for u, layer in zip(resolved, layers)):
                 continue  # a model passed from another module is reported only when its class is known

@@ -228,6 +228,7 @@ class GradientFlow:
         self.callee_cuts: dict[ast.Call, CalleeCut] = {}  # calls cut by their callee, and where
         self._settings: dict[tuple, bool] = {}  # (class, attribute) -> is `self.attribute` a constant
         self._writes: dict[ast.Attribute, Flow | None] = {}  # `_written`'s answers
+        self._kept_flows: dict[ast.Attribute, Flow | None] = {}  # `_kept`'s answers
 
     def flow(self, expr: ast.AST, binding=None) -> Flow:
         """The flow of `expr`; under `binding` (a `callers.Binding`), its function's parameters hold what
@@ -279,6 +280,9 @@ class GradientFlow:
                 return GRAPH  # `self.proj.weight`, `net.proj.weight` of `net = self.net`
             if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._own_parameter(expr):
                 return GRAPH  # `self.mu` of `self.mu = nn.Parameter(...)`
+            kept = self._kept(expr) if isinstance(expr.ctx, ast.Load) else None
+            if kept is not None:  # `self.losses` that another method appends `loss.item()` to
+                return kept
             if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._setting(expr):
                 return NONE  # `self.p_loss`, set from a constant (a hyperparameter, as every call site passes it)
             if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._holds_module(expr):
@@ -378,6 +382,32 @@ class GradientFlow:
                 flows = [home.analysis(GradientFlow).returned_flow(function, value, {}) for home, function, _, value in written]
                 self._writes[attribute] = alternatives(flows)
         return self._writes[attribute]
+
+    def _kept(self, attribute: ast.Attribute) -> Flow | None:
+        """A list or dict kept in an attribute and filled anywhere (`self.losses.append(loss.item())` in another
+        method, `self.stats.values` a hook of another module appends to): what its items carry, each worked out
+        in its function (its parameters unknown); a cut made in another file is named at this read
+        (`callee_cuts`). None when the container or its items are not known."""
+        if attribute not in self._kept_flows:
+            self._kept_flows[attribute] = None  # (read again while being worked out: not known)
+            kept = self.ctx.analysis(Objects).kept_values(attribute)
+            items = dict.fromkeys(kept or ())  # (an item both files add)
+            self._kept_flows[attribute] = operands([self._kept_item(home, value, attribute) for home, value in items])
+        return self._kept_flows[attribute]
+
+    def _kept_item(self, home, value: ast.AST, read: ast.Attribute) -> Flow:
+        """The flow of an item `home` puts in a kept container; a cut there is named at the `read` of this file."""
+        function, flows = home.scopes.enclosing_function(value), home.analysis(GradientFlow)
+        flow = flows.returned_flow(function, value, {})
+        if home is self.ctx or flow.state is not State.NONE or not flow.cuts:
+            return flow
+        cls = home.scopes.enclosing_class(function) if function is not None else None
+        name = f"{cls.name}.{function.name}" if cls is not None else getattr(function, "name", "<module>")
+        path = self.ctx.analysis(ProjectView).display_path(home.real_path or home.path)
+        source = cut_input(home, flow.cuts[0])
+        carried = source is not None and flows.returned_flow(function, source, {}).state is State.GRAPH
+        self.callee_cuts.setdefault(read, CalleeCut(name, flow.cuts[0], path, carried))
+        return Flow(State.NONE, (read,))
 
     def _setting(self, attribute: ast.Attribute) -> bool:
         """Is `self.x` a constant, as its class sets it and its constructions pass it (asked once per attribute)?"""

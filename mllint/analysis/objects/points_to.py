@@ -15,8 +15,9 @@ method's `self` is, an attribute of an object that nothing known writes (`traine
 - containers: literals, `append`/`extend`/`add_module`, `nn.ModuleList`/`nn.ModuleDict`/`nn.Sequential`
   of a literal, indexing with constants, loops over them; a table of classes a decorator fills
   (`@register("resnet")` putting the class in `MODELS`), for what `MODELS[name](cfg)` constructs;
-- attributes: `self.x` is what any method of the class (a setter too) or any other code of the file
-  (`trainer.model = model`) writes to `x` of an object of that class; module globals;
+- attributes: `self.x` is what any method of the class (a setter too), any other code of the file
+  (`trainer.model = model`) or of another module of the project (`annotator.net = build()` in `serve.py`)
+  writes to `x` of an object of that class; module globals;
 - calls of project functions (`@staticmethod` and `@classmethod` ones too): only the returns the
   constants of the call leave open (`build_scheduler("step", opt)`), a table read at a parameter every
   call site fills with one constant (`SCHEDULES[name]`), `functools.partial(Cls, ...)` naming `Cls`; a
@@ -133,6 +134,7 @@ class Objects:
         self._fields: dict[tuple[Obj, str], frozenset | None] = {}
         self._stored: dict[ast.ClassDef, frozenset[str]] = {}  # class -> the attribute names its body stores
         self._written: dict[tuple[Obj, str], frozenset | None] = {}
+        self._stored_by_others: dict[tuple[ast.ClassDef, str], frozenset | None] = {}  # `_stored_elsewhere`'s answers
         self._nesting = 0
         self._bindings: dict[ast.AST, dict[str, list[tuple[ast.AST, ast.AST]]]] = {}
         self._writes: dict[str, list[tuple[ast.AST, ast.AST | None, ast.AST]]] | None = None
@@ -163,6 +165,31 @@ class Objects:
     def points_to(self, expr: ast.AST) -> frozenset | None:
         """The objects `expr` may be anywhere in its scope; None: unknown (past the budget)."""
         return self._eval(expr, 0)
+
+    def kept_values(self, container: ast.AST) -> list[tuple[object, ast.AST]] | None:
+        """What a list or dict kept in an attribute may hold (`self.losses`, `self.stats.values`), with the file
+        each is written in: the items of the literals the attribute's writes make, and what `append`, `insert`,
+        `c[k] = v` and `extend` (its argument, whole) add to them in the literal's file or this one (a method
+        of another module filling `self.values`). None when `container` may be anything but such a literal."""
+        found = self.points_to(container)
+        if not found:
+            return None
+        kept = []
+        for obj in found:
+            literal = obj.node if obj.kind == "made" else None
+            if not isinstance(literal, ast.List | ast.Dict) or obj.ctx is None:
+                return None
+            kept += [(obj.ctx, e) for e in (literal.elts if isinstance(literal, ast.List) else literal.values)]
+            for home in dict.fromkeys([self._of(obj.ctx), self]):
+                kept += [(home.ctx, added) for added in home._added_to(obj, 0)]
+                kept += [(home.ctx, added) for receiver, added in home._extensions if obj in (home.points_to(receiver) or ())]
+        return kept
+
+    @cached_property
+    def _extensions(self) -> list[tuple[ast.AST, ast.AST]]:
+        """(container, the list it is extended with) for every `c.extend(xs)` of the file."""
+        calls = self.ctx.index.of_type(ast.Call)
+        return [(c.func.value, c.args[0]) for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr == "extend" and len(c.args) == 1]
 
     def item_at(self, container: ast.AST, key) -> frozenset | None:
         """The objects at the constant `key` of what `container` may be (`criteria["ce"]`)."""
@@ -904,13 +931,33 @@ class Objects:
         derived = self_classes(self.ctx, base.node, self.view)[1:] if not written and base.kind == "self" else []
         if derived:  # a mixin's (or a base's) `self.encoder`: that of the classes deriving from it
             return union(*(self._of(home)._field(Obj("self", c, ctx=home), attribute, depth) for home, c in derived))
-        elsewhere = self._constructed_field(base, attribute) if cls is None else None
+        elsewhere = self._constructed_field(base, attribute) if cls is None else self._stored_elsewhere(cls, attribute, depth)
         if not written:
             return elsewhere or self._declared_field(base, attribute, depth) or self._field_of(base, attribute)
         found: frozenset | None = elsewhere or frozenset()
         for target, value in written:
             found = union(found, self._bound(target, value, depth))
         return self._passed_back(base.node, found, depth) if instance is not None and base.kind == "made" else found
+
+    def _stored_elsewhere(self, cls: ast.ClassDef, attribute: str, depth: int) -> frozenset | None:
+        """What other modules of the project store in `attribute` of an instance of the class `cls` of this file
+        (`annotator.net = build_segmenter(...)` in `serve.py`, for `self.net` of `Annotator`); empty when none does."""
+        if (cls, attribute) in self._stored_by_others:
+            return self._stored_by_others[(cls, attribute)]
+        self._stored_by_others[(cls, attribute)] = frozenset()  # (asked again while being worked out)
+        index = self.view.index if self.view is not None else None
+        found: frozenset | None = frozenset()
+        for module in index.modules_storing(attribute, named=True) if index is not None else ():
+            other = index.context(module)
+            if other is None or _file(other) == _file(self.ctx):
+                continue
+            objects = self._of(other)
+            for target, value, _ in objects._attribute_writes().get(attribute, ()):
+                receivers = None if is_self_attribute(target) else objects._eval(target.value, depth)
+                if any(_is_class(objects.class_of(r), cls, self.ctx) for r in receivers or ()):
+                    found = union(found, objects._bound(target, value, depth))
+        self._stored_by_others[(cls, attribute)] = found
+        return found
 
     def stored_attributes(self, cls: ast.ClassDef) -> frozenset[str]:
         """The attribute names a class of this module stores anywhere in its body (`x.name = ...`), once per class."""
@@ -1878,6 +1925,15 @@ def _makes_container(ctx, call: ast.Call) -> bool:
     if isinstance(func, ast.Name) and func.id in BUILTIN_CONTAINERS:
         return func.id not in ctx.scopes.bound_anywhere()
     return canonical_class(ctx.qualified_name(func)) in CONTAINER_CLASSES
+
+
+def _file(ctx) -> str:
+    return os.path.realpath(ctx.real_path or ctx.path)
+
+
+def _is_class(found: tuple | None, cls: ast.ClassDef, ctx) -> bool:
+    """Is `found` (`class_of`'s answer) the class `cls` of the module `ctx`, however that module was read?"""
+    return found is not None and found[1].name == cls.name and found[1].lineno == cls.lineno and _file(found[0]) == _file(ctx)
 
 
 def _fallback(obj: Obj) -> bool:

@@ -330,12 +330,12 @@ class ProjectIndex:
         from the same word index; recorded as `modules_calling`'s answer is."""
         return self.modules_calling(f"({name})")
 
-    def modules_storing(self, attribute: str) -> list[str]:
+    def modules_storing(self, attribute: str, named: bool = False) -> list[str]:
         """The modules of the project whose text stores `attribute` on an object other than `self`, or an
-        attribute it does not name (`setattr(cfg, k, v)`), from the same word index; recorded as
-        `modules_calling`'s answer is."""
+        attribute it does not name (`setattr(cfg, k, v)`; not with `named`), from the same word index;
+        recorded as `modules_calling`'s answer is."""
         found = []
-        for word in (f".{attribute}{STORES_KEY}", ANY_ATTRIBUTE):
+        for word in (f".{attribute}{STORES_KEY}",) if named else (f".{attribute}{STORES_KEY}", ANY_ATTRIBUTE):
             modules = self._calls().modules(word)
             self._record(word, None, _listing_digest(modules))
             found += modules
