@@ -16,7 +16,7 @@ import ast
 
 from mllint.analysis.facets.dims import Sym
 from mllint.analysis.facets.indexing import index_shape, int_literal
-from mllint.analysis.facets.tensor_values import NUMBER, Fields, Frame, Items, Listed, Number, Scaler, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Fields, Frame, Items, Listed, Number, Scaler, Splitter, Tensor
 from mllint.analysis.syntax.names import call_argument
 
 READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet read_excel read_feather read_pickle read_json DataFrame get_dummies".split())
@@ -34,6 +34,10 @@ MASKS = frozenset("isna notna isnull notnull isin between duplicated".split())  
 NOT_ELEMENTWISE = frozenset("get_dummies extract extractall partition rpartition split rsplit cat isocalendar components".split())
 SCALERS = frozenset("sklearn.preprocessing." + n for n in "StandardScaler MinMaxScaler MaxAbsScaler RobustScaler Normalizer QuantileTransformer PowerTransformer".split())
 SCALINGS = frozenset({"transform", "fit_transform", "inverse_transform"})  # of a scaler: the array's shape
+SPLITTERS = frozenset("sklearn.model_selection." + n for n in (
+    "KFold StratifiedKFold GroupKFold StratifiedGroupKFold TimeSeriesSplit ShuffleSplit StratifiedShuffleSplit "
+    "GroupShuffleSplit RepeatedKFold RepeatedStratifiedKFold"
+).split())
 FITS = frozenset({"fit", "partial_fit"})  # return the estimator
 ANY = "any"  # a list of columns of unknown length
 ARRAYS = frozenset({"to_numpy", "__array__"})
@@ -109,6 +113,18 @@ def scaling(node: ast.Call, name: str | None, receiver: object, arguments: list)
     if node.func.attr in SCALINGS and isinstance(array, (Tensor, Frame)) and array.shape is not None:
         return Tensor(array.shape, ("call", id(node)))
     return None
+
+
+def splitting(node: ast.Call, name: str | None, receiver: object) -> object | None:
+    """A scikit-learn cross-validation splitter (`KFold(5)`, `TimeSeriesSplit(...)`) and its folds:
+    `splitter.split(X)` gives a (train, test) pair of one-dimensional arrays of row positions per fold."""
+    if name in SPLITTERS:
+        return Splitter(name)
+    if not isinstance(receiver, Splitter) or not isinstance(node.func, ast.Attribute) or node.func.attr != "split":
+        return None
+    key = ("call", id(node))
+    parts = (Tensor((Sym(("size", key, part), label),), (*key, part), label) for part, label in enumerate(("train", "test")))
+    return Listed(Items(tuple(parts)), None)
 
 
 def table_rows(table: Tensor, items: list[ast.AST]) -> Tensor:
