@@ -6,8 +6,8 @@ a list, `df[FEATURES]`, also imported, or a parameter every call site gives one;
 (`df.iloc[i]` is a row: a Series over the columns, whose labels `row["y"]` give a value and `row[FEATURES]` a Series); `.values`
 and `.to_numpy()` give the array. Methods that change only values (`fillna(0)`, `replace(0, 1.0)`, `clip(...)`,
 `VALUE_ONLY`) keep its shape, a Series over a frame's columns too (`df.std().replace(0, 1.0)`). Methods that keep
-the columns (`dropna()`, `sample(frac=1)`, ...) give a frame of other rows, and so does a slice of its rows (`df[:n_train]`); `drop(...)`, `set_index(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
-with a single `usecols=3`; otherwise an index of two items (`raw[:, -1:]`) tells there are two.
+the columns (`dropna()`, `sample(frac=1)`, ...) give a frame of other rows, and so does a slice of its rows (`df[:n_train]`); `drop(...)`, `set_index(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2` or a
+listed `usecols=(0, 1, 2)` (of that many columns), one with a single `usecols=3`; otherwise an index of two items (`raw[:, -1:]`) tells there are two.
 A scikit-learn scaler's `transform` keeps the shape of what it scales.
 """
 from __future__ import annotations
@@ -79,6 +79,9 @@ def read_table(node: ast.Call, name: str | None) -> object | None:
         return Tensor((rows,), key, "table")
     if int_literal(call_argument(node, 99, "ndmin")) == 2:
         return Tensor((rows, Sym(("size", key, 1), "columns")), key, "table")
+    columns = call_argument(node, 99, "usecols")
+    if isinstance(columns, (ast.Tuple, ast.List)) and len(columns.elts) > 1 and not any(isinstance(c, ast.Starred) for c in columns.elts):
+        return Tensor((rows, len(columns.elts)), key, "table")  # `usecols=(0, 1, 2)`: that many columns
     return Tensor(None, key, "table", max_rank=2)
 
 
