@@ -26,7 +26,7 @@ from mllint.analysis.facets.layer_shapes import changes_width
 from mllint.analysis.syntax.names import call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
 from mllint.analysis.facets.operations import KEEPS_ENDS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape, selected_rows
-from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_operation, frame_popped, read_table, scaling, table_rows
+from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_operation, frame_popped, read_table, scaling, splitting, table_rows
 from mllint.analysis.facets.vocabulary import ARRAY, ELEMENTWISE, FUNCTIONS, LEGACY, SIZES
 from mllint.analysis.facets.tensor_values import (
     MORE, NONE, NUMBER, Absent, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape,
@@ -55,7 +55,7 @@ PYTHON_NUMBERS = frozenset({"float", "int"})
 DICT_METHODS = frozenset("items keys values get pop update copy setdefault".split())
 NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
 FOLDS = frozenset({"sum", "min", "max", "abs", "round"})  # of Python numbers, or a list of them: a number
-LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len", "reversed", "sorted"})
+LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len", "reversed", "sorted", "enumerate"})
 OUTER_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)  # element-wise: `(N,)` with `(N, 1)` makes `(N, N)`
 
 
@@ -860,7 +860,7 @@ class Interpreter(Operations):
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver) or frame_popped(self, node, receiver) or frame_operation(node, receiver, arguments)
-        scaler = scaling(node, name, receiver, arguments)
+        scaler = scaling(node, name, receiver, arguments) or splitting(node, name, receiver)
         if scaler is not None:
             return scaler
         handed = handed_back(node, self.runner_makers) if receiver is not None else None
@@ -1044,6 +1044,8 @@ class Interpreter(Operations):
         first = arguments[0] if len(arguments) == 1 else None
         if not isinstance(first, Listed):
             return None
+        if builtin == "enumerate":  # `for k, (tr, va) in enumerate(folds)`: a count with each item
+            return Listed(Items((Number(None), first.item)), first.length)
         return Number(first.length) if builtin == "len" else first
 
     def collated(self, node: ast.Call, name: str | None) -> object | None:

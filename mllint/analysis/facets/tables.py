@@ -6,8 +6,8 @@ a list, `df[FEATURES]`, also imported, or a parameter every call site gives one;
 (`df.iloc[i]` is a row: a Series over the columns, whose labels `row["y"]` give a value and `row[FEATURES]` a Series); `.values`
 and `.to_numpy()` give the array. Methods that change only values (`fillna(0)`, `replace(0, 1.0)`, `clip(...)`,
 `VALUE_ONLY`) keep its shape, a Series over a frame's columns too (`df.std().replace(0, 1.0)`). Methods that keep
-the columns (`dropna()`, `sample(frac=1)`, ...) give a frame of other rows, and so does a slice of its rows (`df[:n_train]`); `drop(...)`, `set_index(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
-with a single `usecols=3`; otherwise an index of two items (`raw[:, -1:]`) tells there are two.
+the columns (`dropna()`, `sample(frac=1)`, ...) give a frame of other rows, and so does a slice of its rows (`df[:n_train]`); `drop(...)`, `set_index(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2` or a
+listed `usecols=(0, 1, 2)` (of that many columns), one with a single `usecols=3`; otherwise an index of two items (`raw[:, -1:]`) tells there are two.
 A scikit-learn scaler's `transform` keeps the shape of what it scales.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import ast
 
 from mllint.analysis.facets.dims import Sym
 from mllint.analysis.facets.indexing import index_shape, int_literal
-from mllint.analysis.facets.tensor_values import NUMBER, Fields, Frame, Items, Listed, Number, Scaler, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Fields, Frame, Items, Listed, Number, Scaler, Splitter, Tensor
 from mllint.analysis.syntax.names import call_argument
 
 READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet read_excel read_feather read_pickle read_json DataFrame get_dummies".split())
@@ -34,6 +34,10 @@ MASKS = frozenset("isna notna isnull notnull isin between duplicated".split())  
 NOT_ELEMENTWISE = frozenset("get_dummies extract extractall partition rpartition split rsplit cat isocalendar components".split())
 SCALERS = frozenset("sklearn.preprocessing." + n for n in "StandardScaler MinMaxScaler MaxAbsScaler RobustScaler Normalizer QuantileTransformer PowerTransformer".split())
 SCALINGS = frozenset({"transform", "fit_transform", "inverse_transform"})  # of a scaler: the array's shape
+SPLITTERS = frozenset("sklearn.model_selection." + n for n in (
+    "KFold StratifiedKFold GroupKFold StratifiedGroupKFold TimeSeriesSplit ShuffleSplit StratifiedShuffleSplit "
+    "GroupShuffleSplit RepeatedKFold RepeatedStratifiedKFold"
+).split())
 FITS = frozenset({"fit", "partial_fit"})  # return the estimator
 ANY = "any"  # a list of columns of unknown length
 ARRAYS = frozenset({"to_numpy", "__array__"})
@@ -75,6 +79,9 @@ def read_table(node: ast.Call, name: str | None) -> object | None:
         return Tensor((rows,), key, "table")
     if int_literal(call_argument(node, 99, "ndmin")) == 2:
         return Tensor((rows, Sym(("size", key, 1), "columns")), key, "table")
+    columns = call_argument(node, 99, "usecols")
+    if isinstance(columns, (ast.Tuple, ast.List)) and len(columns.elts) > 1 and not any(isinstance(c, ast.Starred) for c in columns.elts):
+        return Tensor((rows, len(columns.elts)), key, "table")  # `usecols=(0, 1, 2)`: that many columns
     return Tensor(None, key, "table", max_rank=2)
 
 
@@ -109,6 +116,18 @@ def scaling(node: ast.Call, name: str | None, receiver: object, arguments: list)
     if node.func.attr in SCALINGS and isinstance(array, (Tensor, Frame)) and array.shape is not None:
         return Tensor(array.shape, ("call", id(node)))
     return None
+
+
+def splitting(node: ast.Call, name: str | None, receiver: object) -> object | None:
+    """A scikit-learn cross-validation splitter (`KFold(5)`, `TimeSeriesSplit(...)`) and its folds:
+    `splitter.split(X)` gives a (train, test) pair of one-dimensional arrays of row positions per fold."""
+    if name in SPLITTERS:
+        return Splitter(name)
+    if not isinstance(receiver, Splitter) or not isinstance(node.func, ast.Attribute) or node.func.attr != "split":
+        return None
+    key = ("call", id(node))
+    parts = (Tensor((Sym(("size", key, part), label),), (*key, part), label) for part, label in enumerate(("train", "test")))
+    return Listed(Items(tuple(parts)), None)
 
 
 def table_rows(table: Tensor, items: list[ast.AST]) -> Tensor:

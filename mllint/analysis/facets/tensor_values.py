@@ -49,6 +49,13 @@ class Scaler:
 
 
 @dataclass(frozen=True)
+class Splitter:
+    """A scikit-learn cross-validation splitter (`KFold(5)`): its `split(X)` gives positions of rows."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class Size:
     """`x.shape` / `x.size()`: the dimensions, or None with the tensor's key when its rank is unknown."""
 

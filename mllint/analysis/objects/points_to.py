@@ -2000,4 +2000,14 @@ def _receiver_classes(linted, caller, receiver: ast.AST) -> list[tuple[object, a
     return objects.classes_of(objects.points_to(receiver))
 
 
+def _called_functions(linted, caller, call: ast.Call) -> list[tuple[object, ast.AST]]:
+    """The project functions (context, node) the value `call` calls (of `caller`) may be, the call sites
+    found from `linted`: `loss_fn(pred, y)` with `loss_fn = get_loss("rmse")`; empty when unknown."""
+    objects = linted.analysis(Objects)._of(caller)
+    found = objects.points_to(call.func)
+    functions = [objects.function_of(obj) for obj in found - {NONE}] if found else []
+    return [f for f in functions if f is not None]
+
+
 Callers.receiver_classes = staticmethod(_receiver_classes)  # the callers layer below asks points-to through it
+Callers.called_functions = staticmethod(_called_functions)

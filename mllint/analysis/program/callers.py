@@ -34,6 +34,7 @@ by frameworks, not by name: a module's `forward` is bound at the calls of its in
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import itertools
 import os
@@ -50,13 +51,14 @@ from mllint.analysis.syntax.names import called_name, is_self_attribute
 from mllint.analysis.program.hierarchy import TopClasses, dispatched_methods, inherited_method, project_class, self_classes
 from mllint.analysis.program.project import ProjectView, find_definition
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
-from mllint.analysis.syntax.tree import module_statements, own_method
+from mllint.analysis.syntax.tree import assignment_targets, module_statements, own_method
 from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import RETURNS_RECEIVER, Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
 # A module's methods that return the module itself (`model = Net().to(device)`).
 RETURNS_ITSELF = RETURNS_RECEIVER | {"apply", "type"}  # `module.apply(fn)` and `module.type(dtype)` return the module too
+BUILTIN_NAMES = frozenset(dir(builtins))
 MAX_SITES = 8  # bindings read per function (call sites, or chains of them through callers of callers)
 MAX_CALLER_DEPTH = 3  # callers of callers followed for an argument that is the caller's own parameter
 MAX_ALIASES = 3  # local assignments followed back from an argument to the parameters or attributes it reads
@@ -277,6 +279,9 @@ class Callers:
     # class)]`: what points-to answers (`cb` of `for cb in self.callbacks`), handed down by the objects layer
     # when it is imported (this layer never reads that one); none without it.
     receiver_classes: Callable[[object, object, ast.AST], list[tuple[object, ast.ClassDef]]] = staticmethod(lambda linted, caller, receiver: [])
+    # The project functions a called value may be, `(linted, caller, call) -> [(context, function)]`: what
+    # points-to answers (`loss_fn(pred, y)` with `loss_fn = get_loss("rmse")`), handed down the same way.
+    called_functions: Callable[[object, object, ast.Call], list[tuple[object, ast.AST]]] = staticmethod(lambda linted, caller, call: [])
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
@@ -286,6 +291,9 @@ class Callers:
         self._receivers: dict[tuple[int, ast.Call], list[str | None]] = {}  # `_receiver_classes`
         self._set_in_init: dict[ast.AST, set[str]] = {}  # a method -> the attributes it sets from its parameters
         self._instances: dict[tuple[ast.Call, ast.AST | None], Binding | None] = {}
+        self._reads: dict[int, dict[str, list[ast.Name]]] = {}  # a module -> its reads of names not called (`_escapes`)
+        self._value_calls: dict[int, list[ast.Call]] = {}  # a module -> its calls of values (`_called_values`)
+        self._called: dict[tuple[int, ast.Call], list[tuple[str, int]]] = {}  # ... -> the functions each may run
 
     def bindings(self, function: ast.AST) -> list[Binding]:
         """One binding per call site of `function`, a function of the linted file (at most `MAX_SITES`),
@@ -586,6 +594,80 @@ class Callers:
             for caller in self._candidate_contexts(ctx, each):
                 for call in self._calls_of(caller, each):
                     yield caller, call
+        if target.cls is None:
+            yield from self._value_sites(ctx, target)
+
+    def _value_sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:
+        """The calls of a module-level function through a value that holds it, as points-to resolves the
+        called value: a name it is bound to, a table it is filed in (`LOSSES = {"rmse": rmse_loss}`), what a
+        function of its module gives back (`loss_fn = get_loss(name)`, then `loss_fn(pred, y)`). Searched
+        only when its module or the linted file reads the function other than by calling it: in those two,
+        and in the modules calling a function of its module that reads it (`get_loss(`)."""
+        holders = self._holders(ctx, target.word) | self._holders(self.ctx, target.word)
+        if not holders:
+            return
+        contexts = [self.ctx, ctx]
+        index = self.ctx.project
+        for word in sorted(holders - {""}) if index is not None else ():
+            contexts += [c for c in map(index.context, index.modules_calling(word)) if c is not None]
+        seen: set[str] = set()
+        for caller in contexts:
+            if caller.absolute_path in seen or len(seen) >= MAX_MODULES:
+                continue
+            seen.add(caller.absolute_path)
+            for call in self._called_values(caller):
+                if (target.path, target.line) in self._functions_called(caller, call):
+                    yield caller, call
+
+    def _holders(self, ctx, word: str) -> set[str]:
+        """Where a module reads its function `word` other than by calling it: the module-level names assigned
+        from it (a table `LOSSES = {"rmse": rmse_loss}`), and its functions that read it or such a name
+        (`def get_loss(name): return LOSSES[name]`); "" for a read anywhere else. Empty when it reads none."""
+        found: set[str] = set()
+        tables: set[str] = set()
+        for name in self._escapes(ctx).get(word, ()):
+            statement = _top_statement(ctx, name)
+            if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                tables |= {t.id for t in assignment_targets(statement) if isinstance(t, ast.Name)}
+            found.add(statement.name if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) else "")
+        for name in (n for table in tables for n in self._escapes(ctx).get(table, ())):
+            statement = _top_statement(ctx, name)
+            found.add(statement.name if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) else "")
+        return found
+
+    def _escapes(self, ctx) -> dict[str, list[ast.Name]]:
+        """A module's reads of names that do not call them, by name (built once per module)."""
+        key = id(ctx)
+        if key not in self._reads:
+            reads: dict[str, list[ast.Name]] = {}
+            for name in ctx.index.by_type.get(ast.Name, ()):
+                parent = ctx.scopes.parent(name)
+                if isinstance(name.ctx, ast.Load) and not (isinstance(parent, ast.Call) and parent.func is name):
+                    reads.setdefault(name.id, []).append(name)
+            self._reads[key] = reads
+        return self._reads[key]
+
+    def _called_values(self, caller) -> list[ast.Call]:
+        """The calls of a module whose callee is a value (`loss_fn(...)`, `LOSSES[name](...)`) rather than a
+        name the module defines or imports, or a builtin."""
+        key = id(caller)
+        if key not in self._value_calls:
+            self._value_calls[key] = [
+                call for call in caller.index.by_type.get(ast.Call, ()) if (call.args or call.keywords) and (
+                    isinstance(call.func, ast.Subscript) or isinstance(call.func, ast.Name)
+                    and call.func.id not in BUILTIN_NAMES and caller.qualified_name(call.func) is None
+                )
+            ]  # fmt: skip
+        return self._value_calls[key]
+
+    def _functions_called(self, caller, call: ast.Call) -> list[tuple[str, int]]:
+        """(file, line) of each project function a call of a value may run (`called_functions`), once per call."""
+        key = (id(caller), call)
+        if key not in self._called:
+            self._called[key] = []  # a chain back to this call finds nothing
+            found = self.called_functions(self.ctx, caller, call)
+            self._called[key] = [(home.absolute_path, function.lineno) for home, function in found]
+        return self._called[key]
 
     def _inheriting(self, ctx, target: "_Target") -> list["_Target"]:
         """The target, and for a method (or `__init__`) of a class, the same method as the project's classes
@@ -793,6 +875,13 @@ class _Target:
     skips_first: bool = False  # `self` is bound by the call
     path: str = ""  # the file of the function
     line: int = 0  # the function's line, which tells it from an override
+
+
+def _top_statement(ctx, node: ast.AST) -> ast.AST:
+    """The statement of the module's top level that `node` is in."""
+    while (parent := ctx.scopes.parent(node)) is not None and parent is not ctx.tree:
+        node = parent
+    return node
 
 
 def _target(ctx, function: ast.AST) -> _Target | None:

@@ -267,14 +267,15 @@ class ProjectIndex:
         parts = module.split(".")
         if not all(part.isidentifier() for part in parts):
             return None
-        for root in self._searched():
-            tops = self.roots[root]
-            if tops is not None and parts[0] not in tops:
-                continue
-            base = os.path.join(root, *parts)
-            for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
-                if os.path.isfile(candidate):
-                    return candidate
+        for folder in ((), ("src",)):  # a root's `src` layout (`sys.path.insert(0, "src")`, or installed) last
+            for root in self._searched():
+                tops = self.roots[root]
+                if tops is not None and parts[0] not in tops:
+                    continue
+                base = os.path.join(root, *folder, *parts)
+                for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
+                    if os.path.isfile(candidate):
+                        return candidate
         return None
 
     def summary(self, module: str) -> ModuleSummary | None:
