@@ -267,12 +267,13 @@ class ProjectIndex:
         parts = module.split(".")
         if not all(part.isidentifier() for part in parts):
             return None
-        for folder in ((), ("src",)):  # a root's `src` layout (`sys.path.insert(0, "src")`, or installed) last
+        # a root's src layout last: a linted file's root has no source-directory root of its own
+        for folder in ("", *sorted(SOURCE_DIRECTORIES)):
             for root in self._searched():
                 tops = self.roots[root]
                 if tops is not None and parts[0] not in tops:
                     continue
-                base = os.path.join(root, *folder, *parts)
+                base = os.path.join(root, folder, *parts)
                 for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
                     if os.path.isfile(candidate):
                         return candidate
