@@ -1337,13 +1337,16 @@ class Leakage:
 
     def _apart(self, first: ast.AST, second: ast.AST) -> bool:
         """Are two selections of rows held as different parts: returned together by a function whose name
-        says it splits (`def split_by_date(...): return arr[mask], arr[~mask]`), or named for different
+        says it splits (`def split_by_date(...): return arr[mask], arr[~mask]`), taken by a mask whose name
+        says a part and by its complement (`arr[is_train]`, `arr[~is_train]`), or named for different
         parts (`train_df = df[m]`, `test_df = df[~m]`; not `pos = X[m]`, `neg = X[~m]`, nor two training subsets)?"""
         statement = self._statement(first)
         if statement is self._statement(second) and isinstance(statement, ast.Return):
             function = self.ctx.scopes.enclosing_function(statement)
             if _says_part(getattr(function, "name", ""), SPLITTER_WORDS + PART_WORDS):
                 return True
+        if any(_part_mask(s) for s in (first, second)):
+            return True
         words = [self._part_named(s) for s in (first, second)]
         return all(words) and words[0] != words[1]
 
@@ -1844,6 +1847,14 @@ class _UnfilteredRows(_EvaluationFit):
 
 
 UNFILTERED_ROWS = _UnfilteredRows()
+
+
+def _part_mask(rows: ast.AST) -> bool:
+    """Are rows taken by a mask whose name says a part (`X[is_train]`, `X[~test_mask]`), or by its complement?
+    `valid` alone says which values are usable (`x[valid]`, `x[~valid] = 0`), no part."""
+    index = rows.slice if isinstance(rows, ast.Subscript) else None
+    index = index.operand if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert) else index
+    return isinstance(index, ast.Name) and bool(_parts_named(index.id)) and "valid" not in index.id.lower()
 
 
 def _row_filter(index: ast.AST) -> bool:
