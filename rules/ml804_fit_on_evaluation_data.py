@@ -13,6 +13,11 @@ HELPER_MESSAGE = (
     "leak into the score; pass the object fitted on training data"
 )
 
+STATISTIC_MESSAGE = (
+    "`{call}` computes statistics of evaluation data ({evidence}) that then transform it: they leak into the "
+    "score; compute them on training data"
+)
+
 
 class FitOnEvaluationData(Rule):
     """
@@ -26,7 +31,10 @@ class FitOnEvaluationData(Rule):
     ("test", te)):`, `zip` of literals), what a project function gives back of such data (`impute(X_test)`),
     or a parameter that a call site fills with such data while its constant flags make the fit run
     (`prepare(X_val, fit=True)` for `if fit: self.scaler.fit(X)`, a dataset class whose `__init__` fits on
-    what `Scaled(X_va, y_va)` gives it; short names count: `X_te`, `y_va`). The transformer may be built anywhere
+    what `Scaled(X_va, y_va)` gives it; short names count: `X_te`, `y_va`), or the held-out part of a split, whatever
+    its name: rows taken by the second index of each fold a splitter yields (`X[b]` in `for a, b in
+    kf.split(X):`, `df.iloc[idx]`), by an odd item of `train_test_split`'s results, or where a fold column equals
+    the fold (`df[df.kfold == k]`). The transformer may be built anywhere
     the objects layer follows: a builder's tuple, a dict of encoders, a setter, an argument. A decomposition
     (PCA, truncated SVD) whose output only a figure shows (`plt.scatter(*coords.T)`, in a helper that draws,
     or given back to a call only drawn) is not reported: nothing of it reaches the score.
@@ -39,6 +47,10 @@ class FitOnEvaluationData(Rule):
     an evaluation split to a helper that reads that split and fits on it (`load_split(root, "test")`, or each
     name of `for split in SPLITS:` with `SPLITS = ("train", "dev")`), and a call once per split of a dict with literal split keys to a
     helper fitting the object it is handed (`{k: make_windows(v, scaler) for k, v in splits.items()}`).
+
+    Statistics across the rows of a whole evaluation set read from a file (`mu = test_df[cols].mean()`,
+    `.std().replace(0, 1)`) that then transform it (`(test_df[cols] - mu) / sd`) are a fit by hand: the first
+    of them is reported. Statistics of it only printed or compared are not.
 
     ## Why is this bad?
     Statistics of the evaluation set leak into the features the model is judged on: the reported score
@@ -90,3 +102,7 @@ class FitOnEvaluationData(Rule):
             evidence, binding = found[0]
             call = one_line(self.ctx.text(node), 60)
             self.report(node, self.message.format(call=call, evidence=evidence), related=call_sites(binding))
+            return
+        evidence = self.ctx.analysis(Leakage).statistics_of_evaluation(node)
+        if evidence is not None:
+            self.report(node, STATISTIC_MESSAGE.format(call=one_line(self.ctx.text(node), 60), evidence=evidence))

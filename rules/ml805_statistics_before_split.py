@@ -17,7 +17,8 @@ class StatisticsBeforeSplit(Rule):
     into two parts (`X[:n]` and `X[n:]`; pandas' `X.head(n)` and `X.tail(k)`), a mask and its complement (`X[mask]`, `X[~mask]`), opposite
     comparisons (`df[df.date < cut]`, `df.loc[df.date >= cut]`, `df.query("year >= 2022")`) or values
     (`df[df.split == "train"]`, `df[df.split == "test"]`) held as parts named for training and evaluation or
-    returned by a splitting helper, of that data or of anything computed from it. The data it converts or that
+    returned by a splitting helper (a mask whose name says a part, `X[is_train]` and `X[~is_train]`, is a split
+    wherever they go), of that data or of anything computed from it. The data it converts or that
     converts it is the same data (`full = torch.as_tensor(spectra)`: statistics of `full`, then a split of
     `spectra`; `torch.from_numpy`, `np.asarray`, `.numpy()`, `.values`; a conversion of a part,
     `torch.as_tensor(x[:n])`, is other data), and so are columns named by a list of labels (`df[NUMERIC]` with

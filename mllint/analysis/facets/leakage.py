@@ -111,6 +111,9 @@ PART_ABBREVIATIONS = {
 }
 INDEXERS = frozenset({"loc", "iloc"})  # pandas' row indexers: `df.loc[mask]` is rows of `df`
 EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
+TRAIN_TEST_SPLIT = "sklearn.model_selection.train_test_split"  # training and held-out part of each array, in turn
+FOLD_HOLDERS = frozenset({"list", "tuple", "iter", "next"})  # what the folds of a splitter pass through
+FOLD_COLUMN = re.compile(r"fold", re.IGNORECASE)  # `df["kfold"]`: the fold each row is held out in
 # A split's whole name as a string (`load_split(root, "test")`); a column `"test_score"` is no split.
 SPLIT_NAMES = frozenset({"test", "testing", "val", "valid", "validation", "dev", "eval", "evaluation", "holdout", "heldout"})
 DECOMPOSITIONS = ("sklearn.decomposition.",)  # fitted on evaluation data to draw it, a figure is all they make
@@ -166,6 +169,7 @@ class Leakage:
         self._summaries: dict[tuple[ast.AST, str], object] = {}  # (helper, what) -> `summary`'s answer
         self._callees: dict[ast.Call, Callee | None] = {}  # the project function each call runs
         self._statistics: dict[ast.AST, list[ast.Call]] = {}
+        self._first_statistics: dict[tuple[ast.AST, str], ast.Call] = {}  # (scope, data) -> its first statistic fitted on evaluation data
         self._parts: dict[ast.AST, bool] = {}
         self._kept: dict[ast.ClassDef, dict[str, ast.AST]] = {}
         self._assigned: dict[ast.AST, dict[str, list[ast.AST]]] = {}  # function -> name -> the values assigned to it
@@ -312,6 +316,8 @@ class Leakage:
         filter keeps are read (`full[full["is_train"] == 1]`, directly or in a helper): of a concatenation of
         training and evaluation data, which rows they are is not known, so it does not count."""
         while isinstance(data := _table_of(data), (ast.Subscript, ast.Call)) and not _names_evaluation(data) and _joined(self.ctx, data) is None:
+            if isinstance(data, ast.Subscript) and (held := self._held_out_rows(data)) is not None:
+                return held
             effects = self.ctx.analysis(ParameterEffects)
             given = data.value if isinstance(data, ast.Subscript) else effects.returned_argument(data, EVALUATION_FIT)
             if given is None:  # `impute(X_test)`, a project function giving back rows of what it is given, is that data
@@ -328,11 +334,108 @@ class Leakage:
         function = self.ctx.scopes.enclosing_function(data)
         if function is not None and data.id in {p.arg for p in parameters(function, variadic=False)}:
             return self._passed_evaluation(data, function, call, binding)
-        split = self._split_of_loop(data, call) or self._split_of_items(data, call, binding) or self._item_of_loop(data, call, binding, depth)
+        split = self._split_of_loop(data, call) or self._split_of_items(data, call, binding) or self._item_of_loop(data, call, binding, depth) or self.held_out(data)
         if split is not None:
             return split
         values = self.values.reaching_values(data) or []
         return next((e for v in values if (e := self._evaluation_data(v, call, binding, depth + 1, filtered)) is not None), None)
+
+    def statistics_of_evaluation(self, call: ast.Call) -> str | None:
+        """Why a statistic across the rows that then transforms the data it is of (`mu = test[cols].mean()`, then
+        `(test[cols] - mu) / sd`) reads a whole evaluation set read from a file: `fit_transform` by hand. The
+        first such statistic of the data in its scope answers; the others (`sd = test[cols].std()`) are its kin."""
+        evidence = self._evaluation_statistic(call)
+        if evidence is None:
+            return None
+        key = (self._scope(call), self.statistic_of(call))
+        if key not in self._first_statistics:
+            calls = self.ctx.index.within(key[0], ast.Call)
+            self._first_statistics[key] = next(
+                c for c in calls if self._scope(c) is key[0] and self.statistic_of(c) == key[1] and self._evaluation_statistic(c) is not None
+            )  # fmt: skip
+        return evidence if self._first_statistics[key] is call else None
+
+    def _evaluation_statistic(self, call: ast.Call) -> str | None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in STATISTIC_METHODS and self.ctx.qualified_name(func) is None:
+            data = func.value
+        elif self.ctx.qualified_name(func) in STATISTIC_FUNCTIONS and call.args:
+            data = call.args[0]
+        else:
+            return None
+        whole = self.statistic_of(call)
+        if whole is None or self.fitted_data(call) is None or not self._scales(call, whole) or not self.data_set(data):
+            return None
+        return self._evaluation_data(data, call, None)
+
+    def _scales(self, statistic: ast.Call, data: str) -> bool:
+        """Is the statistic, or a name it is bound to, an operand of arithmetic with `data` (`(x - x.mean(0))`,
+        `mu = x.mean(0)` then `(x.fillna(mu) - mu) / sd`), not only reported or compared with another statistic?"""
+        statement = self._statement(statistic)
+        held = _binds(statement) - {None}
+        uses = [statistic] + [
+            n for n in self.ctx.index.within(self._scope(statement), ast.Name)
+            if n.id in held and isinstance(n.ctx, ast.Load) and n.lineno > statement.end_lineno
+        ]  # fmt: skip
+        return any(self._combined_with(use, data) for use in uses)
+
+    def _combined_with(self, node: ast.AST, data: str) -> bool:
+        """Is `node` one side of arithmetic whose other side reads `data`, directly or through enclosing arithmetic?"""
+        parent = self.ctx.scopes.parent(node)
+        while isinstance(parent, ast.BinOp) and isinstance(parent.op, ARITHMETIC):
+            other = parent.right if parent.left is node else parent.left
+            if _reads(other, data):
+                return True
+            node, parent = parent, self.ctx.scopes.parent(parent)
+        return False
+
+    def held_out(self, name: ast.Name) -> str | None:
+        """Why `name` holds the held-out part of a split: the second index of each fold a scikit-learn splitter
+        yields (`va` of `for tr, va in kf.split(X):`, through `enumerate`, `next`, or a name holding
+        `list(kf.split(X))`), or an odd item of what `train_test_split` returns (`b` of `a, b = train_test_split(X)`)."""
+        found = self.values.unpacked_from(name)
+        if found is None or len(found[2]) != 1:
+            return None
+        _, source, (position,) = found
+        if isinstance(source, ast.Call) and self.ctx.qualified_name(source.func) == TRAIN_TEST_SPLIT and position % 2:
+            return f"`{name.id}`, a held-out part of `{one_line(self.ctx.text(source), 40)}`"
+        folds = self._folds(source)
+        if folds is not None and position == 1:
+            return f"`{name.id}`, the held-out rows of each fold of `{one_line(self.ctx.text(folds), 40)}`"
+        return None
+
+    def _folds(self, source: ast.AST) -> ast.Call | None:
+        """The splitter's `.split(...)` call `source` yields the folds of: itself, a name holding it, `list`,
+        `tuple`, `iter` or `next` of it."""
+        for _ in range(MAX_DATA_DEPTH):
+            if isinstance(source, ast.Name):
+                values = self.values.reaching_values(source) or []
+                source = values[0] if len(values) == 1 else None
+            elif isinstance(source, ast.Call) and isinstance(source.func, ast.Name) and source.func.id in FOLD_HOLDERS and source.args:
+                source = source.args[0]
+            else:
+                break
+        if not (isinstance(source, ast.Call) and _method(source) == "split" and source.args):
+            return None
+        splitter = self.values.constructed_class(source.func.value) or ""
+        return source if splitter.startswith("sklearn.model_selection.") else None
+
+    def _held_out_argument(self, argument: ast.AST) -> bool:
+        """Is an argument a held-out part of a split, or rows of one (`X[va_idx]`)?"""
+        if isinstance(argument, ast.Subscript):
+            return self._held_out_rows(argument) is not None
+        return isinstance(argument, ast.Name) and self.held_out(argument) is not None
+
+    def _held_out_rows(self, rows: ast.Subscript) -> str | None:
+        """Why a selection of rows is the held-out part of a split: taken by a held-out index (`X[va_idx]`,
+        `df.iloc[test_idx]`, `df.loc[va, cols]`), or where a fold column equals the fold (`df[df.fold == k]`;
+        `!=` keeps the training rows)."""
+        index = rows.slice.elts[0] if isinstance(rows.slice, ast.Tuple) and rows.slice.elts else rows.slice
+        if isinstance(index, ast.Name) and (held := self.held_out(index)) is not None:
+            return f"`{one_line(self.ctx.text(rows), 40)}`: {held}"
+        if isinstance(index, ast.Compare) and len(index.ops) == 1 and isinstance(index.ops[0], ast.Eq) and FOLD_COLUMN.search(_column_name(index.left)):
+            return f"`{one_line(self.ctx.text(rows), 40)}`, the rows of the held-out fold"
+        return None
 
     def _passed_evaluation(self, data: ast.Name, function: ast.AST, call: ast.Call, binding) -> str | None:
         """A parameter holding what a call site passes: evaluation data there, with the conditions around
@@ -757,7 +860,7 @@ class Leakage:
         arguments = [*call.args, *(k.value for k in call.keywords)]
         looped = any(isinstance(a, LOOPS) for a in self.ctx.scopes.ancestors(call))  # each split of a loop
         named = any(isinstance(a, ast.Constant) and _names_split(a.value) for a in arguments)  # `load_split(root, "test")`
-        if not looped and not named and not any(_names_evaluation(_rows_of(a)) for a in arguments):
+        if not looped and not named and not any(_names_evaluation(_rows_of(a)) or self._held_out_argument(_rows_of(a)) for a in arguments):
             return None
         callee = self._project_callee(call)
         if callee is None:
@@ -1234,13 +1337,16 @@ class Leakage:
 
     def _apart(self, first: ast.AST, second: ast.AST) -> bool:
         """Are two selections of rows held as different parts: returned together by a function whose name
-        says it splits (`def split_by_date(...): return arr[mask], arr[~mask]`), or named for different
+        says it splits (`def split_by_date(...): return arr[mask], arr[~mask]`), taken by a mask whose name
+        says a part and by its complement (`arr[is_train]`, `arr[~is_train]`), or named for different
         parts (`train_df = df[m]`, `test_df = df[~m]`; not `pos = X[m]`, `neg = X[~m]`, nor two training subsets)?"""
         statement = self._statement(first)
         if statement is self._statement(second) and isinstance(statement, ast.Return):
             function = self.ctx.scopes.enclosing_function(statement)
             if _says_part(getattr(function, "name", ""), SPLITTER_WORDS + PART_WORDS):
                 return True
+        if any(_part_mask(s) for s in (first, second)):
+            return True
         words = [self._part_named(s) for s in (first, second)]
         return all(words) and words[0] != words[1]
 
@@ -1429,6 +1535,14 @@ def _key(node: ast.AST) -> str | None:
         parts.append(node.attr)
         node = node.value
     return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
+
+
+def _column_name(node: ast.AST) -> str:
+    """The column a table's attribute or literal key reads (`fold` of `df.fold`, `df["fold"]`); "" else."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    key = node.slice if isinstance(node, ast.Subscript) else None
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else ""
 
 
 def _whole(node: ast.AST, ctx) -> str | None:
@@ -1733,6 +1847,14 @@ class _UnfilteredRows(_EvaluationFit):
 
 
 UNFILTERED_ROWS = _UnfilteredRows()
+
+
+def _part_mask(rows: ast.AST) -> bool:
+    """Are rows taken by a mask whose name says a part (`X[is_train]`, `X[~test_mask]`), or by its complement?
+    `valid` alone says which values are usable (`x[valid]`, `x[~valid] = 0`), no part."""
+    index = rows.slice if isinstance(rows, ast.Subscript) else None
+    index = index.operand if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert) else index
+    return isinstance(index, ast.Name) and bool(_parts_named(index.id)) and "valid" not in index.id.lower()
 
 
 def _row_filter(index: ast.AST) -> bool:

@@ -261,11 +261,21 @@ class ReachingDefinitions:
         lengths = {len(i) for i in items.values()}
         return [{name: found[turn] for name, found in items.items()} for turn in range(lengths.pop())] if len(lengths) == 1 else None
 
-    def _literal_loop(self, target: ast.AST) -> tuple[ast.AST, tuple[ast.AST, ...]] | None:
+    def unpacked_from(self, use: ast.Name) -> tuple[ast.AST, ast.AST, tuple[int, ...]] | None:
+        """(the loop or assignment, what it unpacks, the position of `use` in each item) when every binding
+        reaching `use` is one place in the target of one loop or tuple assignment: `va` of `for k, (tr, va) in
+        enumerate(kf.split(X)):` is (the loop, `kf.split(X)`, (1,)); of `tr, va = train_test_split(idx)`, (the
+        assignment, the call, (1,)). `zip` and `enumerate` of one iterable are seen through."""
+        found = {self._unpacking(d.node) for d in self._reaching(use)} or {None}
+        return found.pop() if len(found) == 1 else None
+
+    def _unpacking(self, target: ast.AST) -> tuple[ast.AST, ast.AST, tuple[int, ...]] | None:
         path, node = [], target
         while isinstance(parent := self.scopes.parent(node), (ast.Tuple, ast.List)):
             path.append(parent.elts.index(node))
             node = parent
+        if isinstance(parent, ast.Assign) and node in parent.targets and path:
+            return parent, parent.value, tuple(path[::-1])
         if not (isinstance(parent, (ast.For, ast.comprehension)) and parent.target is node):
             return None
         iterable, path = parent.iter, path[::-1]
@@ -275,6 +285,13 @@ class ReachingDefinitions:
             if not 0 <= position < len(iterable.args) or (name == "enumerate" and len(iterable.args) != 1):
                 return None
             iterable = iterable.args[position]
+        return parent, iterable, tuple(path)
+
+    def _literal_loop(self, target: ast.AST) -> tuple[ast.AST, tuple[ast.AST, ...]] | None:
+        found = self._unpacking(target)
+        if found is None or isinstance(found[0], ast.Assign):
+            return None
+        parent, iterable, path = found
         items = self.literal_items(iterable)
         for position in path:
             if items is None or not all(isinstance(i, (ast.Tuple, ast.List)) and position < len(i.elts) for i in items):
