@@ -4,6 +4,7 @@ from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.facets.gradients import Flow, GradientFlow, State, backward_loss, describe_cut, is_no_grad, under_no_grad
 from mllint.analysis.facets.rewraps import rewrapped_returns
 from mllint.analysis.facets.steps import unreached_step
+from mllint.analysis.objects.steps import step_of
 from mllint.findings import Severity
 from mllint.source import one_line
 from mllint.rule import Rule
@@ -108,7 +109,7 @@ class LossDetachedFromModel(Rule):
             step, flow = found
             cuts = [describe_cut(self.ctx, cut, None) for cut in flow.cuts[:3]]
             self.report(node, self.stepped_message.format(
-                loss=self.ctx.text(loss), optimizer=self.ctx.text(step.func.value), line=step.lineno,
+                loss=self.ctx.text(loss), optimizer=self.ctx.text(step_of(self.ctx, step).stepped), line=step.lineno,
                 cuts=" and ".join(cuts), verb="cuts" if len(cuts) == 1 else "cut",
             ))
 

@@ -1,8 +1,8 @@
 """Which modules a loss reaches, for the optimizer stepped after its `backward()`.
 
-`unreached_step(ctx, backward)`: for `loss.backward()` followed, in the same function, by `opt.step()` (the
-only backward since the previous step), whether the loss reaches none of the modules that optimizer
-updates (`Objects.trained_objects`). `SteppedFlow` is the gradient flow where only a call of one of those
+`unreached_step(ctx, backward)`: for `loss.backward()` followed, in the same function, by an optimizer's step
+(`opt.step()`, `scaler.step(opt)`, as `objects.steps` tells; the only backward since the previous step),
+whether the loss reaches none of the modules that optimizer updates (`Objects.trained_objects`). `SteppedFlow` is the gradient flow where only a call of one of those
 modules makes a graph; a call of another module carries what it is given (a GAN generator step scoring
 `D(G(z).detach())` with the generator's optimizer: `D` makes no graph for `G`). Unknown optimizer objects,
 and modules it cannot tell (a wrapper, a callee of the project calling a model), leave the answer unknown.
@@ -14,6 +14,7 @@ import ast
 from mllint.analysis.facets.gradients import GRAPH, UNKNOWN, Flow, GradientFlow, State, backward_loss
 from mllint.analysis.facets.parameters import is_module
 from mllint.analysis.objects.points_to import NONE, Objects
+from mllint.analysis.objects.steps import StepKind, step_of
 from mllint.analysis.syntax.tree import position
 
 
@@ -51,33 +52,37 @@ class StepOrder:
         if scope not in self._scopes:
             enclosing = self.ctx.scopes.enclosing_function
             calls = [n for n in ast.walk(scope or self.ctx.tree) if isinstance(n, ast.Call) and enclosing(n) is scope]
-            found = [(c, _is_step(c)) for c in calls if _is_step(c) or backward_loss(self.ctx, c) is not None]
+            found = [(c, _steps(self.ctx, c)) for c in calls if _steps(self.ctx, c) or backward_loss(self.ctx, c) is not None]
             self._scopes[scope] = sorted(found, key=lambda pair: position(pair[0]))
         return self._scopes[scope]
 
 
 def stepped_after(ctx, backward: ast.Call) -> ast.Call | None:
-    """The `opt.step()` of the function (or module) around `backward` that follows it, with no other
-    backward between the previous step and it."""
+    """The optimizer step (`opt.step()`, `scaler.step(opt)`) of the function (or module) around `backward`
+    that follows it, with no other backward between the previous step and it; a scheduler's step between
+    them does not count, a step of an object it cannot tell (`engine.step()`) leaves it unknown."""
     backwards = 0
     for call, is_step in ctx.analysis(StepOrder).of(ctx.scopes.enclosing_function(backward)):
         if not is_step:
             backwards += 1
         elif position(call) > position(backward):
-            return call if backwards == 1 else None
+            optimizer = step_of(ctx, call).kind is StepKind.OPTIMIZER
+            return call if backwards == 1 and optimizer else None
         else:
             backwards = 0
     return None
 
 
-def _is_step(call: ast.Call) -> bool:
-    return isinstance(call.func, ast.Attribute) and call.func.attr == "step" and not call.args and not call.keywords
+def _steps(ctx, call: ast.Call) -> bool:
+    """Does `call` step an optimizer, or an object that may be one (a scheduler's step is not)?"""
+    step = step_of(ctx, call)
+    return step is not None and step.kind in (StepKind.OPTIMIZER, StepKind.OTHER)
 
 
 def stepped_modules(ctx, step: ast.Call) -> frozenset | None:
-    """The module objects the optimizer `opt` of `opt.step()` updates; None when unknown."""
+    """The module objects the optimizer stepped by `step` updates; None when unknown."""
     objects = ctx.analysis(Objects)
-    optimizers = objects.points_to(step.func.value)
+    optimizers = objects.points_to(step_of(ctx, step).stepped)
     if not optimizers or NONE in optimizers:
         return None
     modules = set()
