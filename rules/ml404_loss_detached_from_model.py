@@ -4,6 +4,7 @@ from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.facets.gradients import Flow, GradientFlow, State, backward_loss, describe_cut, is_no_grad, under_no_grad
 from mllint.analysis.facets.rewraps import rewrapped_returns
 from mllint.analysis.facets.steps import unreached_step
+from mllint.analysis.objects.steps import step_of
 from mllint.findings import Severity
 from mllint.source import one_line
 from mllint.rule import Rule
@@ -23,10 +24,12 @@ class LossDetachedFromModel(Rule):
     torch.tensor(loss.item(), requires_grad=True))` in `main.py`); it stays silent when any way of computing the loss
     is unknown, or when some term still reaches a model (a GAN discriminator step on `fake.detach()`, a
     DQN target computed from `target_net(s).detach()`, a regularisation term). It also reports a
-    `backward()` followed in the same function by `opt.step()` (no other backward since the previous step)
-    whose loss reaches a model, but none of the modules `opt` updates: a GAN generator step scoring
-    `D(fake.detach())` (detached in a helper such as `generate`, made under `torch.no_grad()`, or reused from
-    the discriminator step) with `opt_g` over the generator; silent when an optimizer's modules are unknown,
+    `backward()` followed in the same function by `opt.step()` or `scaler.step(opt)` (no other backward since
+    the previous step; a scheduler's step between them does not count) whose loss reaches a model, but none
+    of the modules `opt` updates: a GAN generator step scoring `D(fake.detach())` (detached in a helper such
+    as `generate`, made under `torch.no_grad()`, or reused from the discriminator step) with `opt_g` over the
+    generator, also when the models and optimizers are handed to a trainer's constructor
+    (`GANTrainer(Generator(), Critic(), opt_g, opt_d)`, one call site at a time); silent when an optimizer's modules are unknown,
     when the loss reaches one of them (a frozen backbone under a trained head, a detached DQN target, a
     detached advantage) or reaches a model through a call it cannot tell (a wrapper, a project helper). A function or loss `forward` (or a loss class's `__call__`) that returns
     `torch.tensor(v, requires_grad=True)` with `v` taken out of tensors (`.item()`, `.tolist()`, `float(t)`,
@@ -105,12 +108,13 @@ class LossDetachedFromModel(Rule):
             return
         found = unreached_step(self.ctx, node)
         if found is not None and _cut(self.ctx, found[1], in_no_grad):
-            step, flow = found
-            cuts = [describe_cut(self.ctx, cut, None) for cut in flow.cuts[:3]]
+            step, flow, binding = found
+            cuts = [describe_cut(self.ctx, cut, binding) for cut in flow.cuts[:3]]
+            passed = f" (through the call at {binding.place})" if binding is not None else ""
             self.report(node, self.stepped_message.format(
-                loss=self.ctx.text(loss), optimizer=self.ctx.text(step.func.value), line=step.lineno,
+                loss=self.ctx.text(loss), optimizer=self.ctx.text(step_of(self.ctx, step).stepped), line=step.lineno,
                 cuts=" and ".join(cuts), verb="cuts" if len(cuts) == 1 else "cut",
-            ))
+            ) + passed, related=call_sites(binding))
 
 
 def _cut(ctx, flow: Flow, in_no_grad: bool) -> Flow | None:

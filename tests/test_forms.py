@@ -38,7 +38,6 @@ KNOWN = {
     ("ml4_longtail/lazy_ok.py", "alias", "gained", "ML407"): LAZY_ALIAS,
     ("ml404_stepped_modules/reused_detach.py", "params", "lost", "ML404"): PARAMS,
     ("ml4_missed_parts/train_aliases.py", "builder", "lost", "ML417"): BUILDER,
-    ("ml4_rewrapped_lists/trainer.py", "trainer", "lost", "ML404"): TRAINER_VALUES,
     ("ml6_projects/rollout_returns/run.py", "params", "lost", "ML601"): PARAMS,
     ("ml6_projects/rollout_returns/run.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("ml6_shape_sources/stream.py", "trainer", "lost", "ML601"): TRAINER_VALUES,

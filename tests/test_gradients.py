@@ -236,3 +236,23 @@ def test_the_parameters_of_one_function_keep_their_own_flows():
     flows = FileContext("example.py", SourceText(source), tree).analysis(GradientFlow)
     assert flows.returned(function, Given(function, {"a": GRAPH, "b": NONE})).state is State.GRAPH
     assert flows.returned(function, Given(function, {"a": NONE, "b": NONE})).state is State.NONE
+
+
+@pytest.mark.parametrize(
+    ("steps", "line"),
+    [("scaler.step(opt_g)\nscaler.update()", 11), ("sched_g.step()\nopt_g.step()", 12)],
+    ids=["through a gradient scaler", "after a scheduler's step"],
+)
+def test_stepped_optimizer_named(lint, steps, line):
+    """The optimizer a scaler steps, or the one stepped after a scheduler's step, is the one named."""
+    source = HEADER + (
+        "G, D = nn.Linear(4, 4), nn.Linear(4, 1)\n"
+        "opt_g = torch.optim.Adam(G.parameters())\n"
+        "sched_g = torch.optim.lr_scheduler.LambdaLR(opt_g, lambda s: 1.0)\n"
+        "scaler = torch.cuda.amp.GradScaler()\n"
+        "fake = G(torch.randn(8, 4)).detach()\n"
+        "loss = D(fake).mean()\n"
+        "scaler.scale(loss).backward()\n"
+    ) + steps + "\n"
+    [finding] = lint(source, "ML404")
+    assert f"that `opt_g` (stepped at line {line})" in finding.message

@@ -295,6 +295,13 @@ def is_module_constructor(ctx, call: ast.Call) -> bool:
     return _names_module_class(ctx, name)
 
 
+def made_module(ctx, home, call: ast.Call) -> bool:
+    """Is `call`, of the module `home` (another module of the project, read for the linted file `ctx`), the
+    constructor of a module, as `ctx` knows the project's classes?"""
+    name = canonical_class(home.qualified_name(call.func))
+    return _names_module_class(ctx, name) if name is not None else is_module_constructor(home, call)
+
+
 def _names_module_class(ctx, name: str) -> bool:
     """Is `name` (qualified) an nn.Module class, or a factory of library models?"""
     if name in NOT_MODULES or name.startswith(("torch.nn.Parameter", "torch.nn.Buffer")):
