@@ -51,6 +51,9 @@ from mllint.source import MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, SourceError, Sourc
 from mllint.source import parse_python, read_regular, read_source
 
 INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
+# A project's folder of importable packages (the "src layout"): `import pkg` of a script beside it is
+# `src/pkg`, as its packaging (an editable install) or the script's `sys.path.insert(0, "src")` makes it.
+SOURCE_DIRECTORY = "src"
 
 
 @dataclass(frozen=True)
@@ -248,10 +251,10 @@ class ProjectIndex:
             tops = self.roots[root]
             if tops is not None and parts[0] not in tops:
                 continue
-            base = os.path.join(root, *parts)
-            for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
-                if os.path.isfile(candidate):
-                    return candidate
+            for base in (os.path.join(root, *parts), os.path.join(root, SOURCE_DIRECTORY, *parts) if tops is None else None):
+                found = next((c for c in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi") if os.path.isfile(c)), None) if base else None
+                if found is not None:
+                    return found
         return None
 
     def summary(self, module: str) -> ModuleSummary | None:
