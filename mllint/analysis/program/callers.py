@@ -270,13 +270,18 @@ def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
     return [function, *(m for m in methods if m is not function and m not in outer), *outer]
 
 
+def _unwired(linted, caller, receiver: ast.AST) -> list:
+    raise LookupError("Callers.receiver_classes asked before mllint.analysis.objects.points_to was imported to answer it")
+
+
 class Callers:
     """The call sites of the linted file's functions (an analysis: `ctx.analysis(Callers)`)."""
 
     # The project classes an object a method is called on may be, `(linted, caller, receiver) -> [(context,
     # class)]`: what points-to answers (`cb` of `for cb in self.callbacks`), handed down by the objects layer
-    # when it is imported (this layer never reads that one); none without it.
-    receiver_classes: Callable[[object, object, ast.AST], list[tuple[object, ast.ClassDef]]] = staticmethod(lambda linted, caller, receiver: [])
+    # when it is imported (this layer never reads that one). Asked before, it fails loudly rather than find
+    # no call sites: a lazy import of the objects layer cannot lose them silently.
+    receiver_classes: Callable[[object, object, ast.AST], list[tuple[object, ast.ClassDef]]] = staticmethod(_unwired)
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
