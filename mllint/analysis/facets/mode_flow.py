@@ -769,7 +769,8 @@ class Flow:
         `trainer.model`, given the trainer as `self`) as the flow keys that attribute here: the object it
         holds, when the objects layer knows it."""
         head, dot, rest = key.partition(".")
-        arguments = [*call.args, *(k.value for k in call.keywords)] if dot and not head.startswith("@") else []
+        plain = dot and not head.startswith("@") and all(name.isidentifier() for name in rest.split("."))
+        arguments = [*call.args, *(k.value for k in call.keywords)] if plain else []
         passed = next((a for a in arguments if self.key(a) == head), None)
         if passed is None:
             return key
