@@ -14,10 +14,11 @@ from mllint.analysis.facets.mode_facts import (
     ENTRY, State, Summary, Targets, Use, common_built, is_getattr, is_items, join, last_round_arm, lookup, moved_model,
     own_calls, requested_mode, saved_mode, strip_same_module, translate_key,
 )  # fmt: skip
+from mllint.analysis.syntax.folding import known_constant
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.objects.constants import call_constants, fold, unrolled
 from mllint.analysis.objects.instances import Instances
-from mllint.analysis.objects.points_to import NONE, either
+from mllint.analysis.objects.points_to import NONE, either, union
 from mllint.analysis.program.hierarchy import dispatched_method, dispatched_methods, inherited_method, made_runner
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes
@@ -278,7 +279,7 @@ class Flow:
         if not isinstance(node, ast.While):
             state = self._bind_iterated(node.target, self._expression(node.iter, state))
         head = state
-        for _ in range(MAX_ROUNDS):
+        for _ in range(1 if self._dispatches(node) else MAX_ROUNDS):
             self._loops.append(Targets(node))
             entry = self._expression(node.test, head) if isinstance(node, ast.While) else head
             end = self._block(node.body, entry)
@@ -291,6 +292,24 @@ class Flow:
         forever = isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and bool(node.test.value)
         normal_exit = None if forever else self._block(node.orelse, head)
         return self._set_through_target(node, join([normal_exit, *targets.breaks]), rounds)
+
+    def _dispatches(self, loop: ast.AST) -> bool:
+        """Is the loop's body only calls of its items' hooks (`for cb in self.callbacks: cb.on_epoch_end(self)`)?
+        Each item runs its hook once: one round, each hook seeing the state the loop starts in, leaves what
+        any of them leaves (the order of the items is not known)."""
+        body = loop.body if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and not loop.orelse else []
+        calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
+        return bool(calls) and len(calls) == len(body) and all(self._item_hooks(call, loop.target.id) for call in calls)
+
+    def _item_hooks(self, call: ast.Call, item: str) -> list:
+        """The hooks `call` runs on the object `item` names (`item.hook(...)`, `getattr(item, name)(...)`)."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == item:
+            return self.modes.hooks(call)
+        if is_getattr(func) and len(func.args) > 1 and isinstance(func.args[0], ast.Name) and func.args[0].id == item:
+            hook = known_constant(func.args[1], self.constants)
+            return self.modes.hooks(call, hook) if isinstance(hook, str) else []
+        return []
 
     def _restored(self, test: ast.AST, body: State | None, orelse: State | None) -> State | None:
         """`if was_training: m.train()` after `was_training = m.training`: the arms are correlated with the
@@ -549,6 +568,10 @@ class Flow:
                     moved = moved.args[0]
                 owner = self.key(moved)
                 return state if owner is None else self._method_call(call, owner, func.attr, state)
+        elif is_getattr(func) and len(func.args) > 1:  # `getattr(cb, name)(self)`: the hook `name` holds
+            hooks = self._item_hooks(call, getattr(func.args[0], "id", None))
+            if hooks:
+                return self._hooks(call, hooks, self.key(func.args[0]), state)
         elif isinstance(func, ast.Name):
             if func.id in self.modes.functions and not self._shadowed(func):
                 function = self.modes.functions[func.id]  # `with eval_mode(model):` of a `@contextmanager`: not run as called
@@ -598,8 +621,16 @@ class Flow:
             callee = self.modes.project_callee(call)  # unless it is a method of another module's class
             if callee is not None:
                 return self._follow(call, callee.function, owner, state, callee.ctx)
+            hooks = self.modes.hooks(call) if owner != self.self_name else []
+            if hooks:
+                return self._hooks(call, hooks, owner, state)
             state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
         return self._unknown_arguments(call, state)
+
+    def _hooks(self, call: ast.Call, hooks: list, owner: str | None, state: State) -> State:
+        """`cb.on_epoch_end(self)` over callbacks of several classes: what any of their hooks leaves (a
+        validation callback's `trainer.model.eval()` is the trainer's `self.model` in eval mode)."""
+        return join([self._follow(call, h.function, owner, state, h.ctx if h.ctx is not self.ctx else None) for h in hooks])
 
     def _held_attributes(self, owner: str) -> set[str]:
         """The attributes the object `owner` names stores on `self`: the analysed method's own class's for
@@ -729,8 +760,25 @@ class Flow:
         for callee_key in sorted(summary.exit, key=len):
             key = translate_key(callee_key, mapping)
             if key is not None:
+                key = self._held_object(key, call)
                 state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call, home))
         return state
+
+    def _held_object(self, key: str, call: ast.Call) -> str:
+        """A callee's key translated to an attribute of what the call passes (`self.model` for a hook's
+        `trainer.model`, given the trainer as `self`) as the flow keys that attribute here: the object it
+        holds, when the objects layer knows it."""
+        head, dot, rest = key.partition(".")
+        plain = dot and not head.startswith("@") and all(name.isidentifier() for name in rest.split("."))
+        arguments = [*call.args, *(k.value for k in call.keywords)] if plain else []
+        passed = next((a for a in arguments if self.key(a) == head), None)
+        if passed is None:
+            return key
+        objects = self.modes.objects
+        found = objects.points_to(passed)
+        for name in rest.split("."):
+            found = union(*(objects.member(base, name) for base in found - {NONE})) if found else None
+        return objects.key_of(found, self.scope) or key
 
     def _parameter_mapping(self, call: ast.Call, function: ast.AST, owner: str | None, home, method: bool = False) -> dict[str, str] | None:
         """Callee parameter -> the caller's receiver passed for it (`home`: the callee's context; `method`:

@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable
 from functools import cached_property
 
-from mllint.analysis.program.callers import constructions
+from mllint.analysis.program.callers import constructions, per_call_site
 from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import lineage
@@ -47,7 +47,7 @@ from mllint.analysis.facets.mode_flow import Flow
 from mllint.analysis.facets.mode_reach import OutputReach, kept_elements
 from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.syntax.names import is_self_attribute, reference_key
-from mllint.analysis.objects.callees import method_called
+from mllint.analysis.objects.callees import hooks_called, method_called
 from mllint.analysis.objects.call_sites import makers
 from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.constants import fold, passes_self
@@ -113,6 +113,7 @@ class Modes(CallSiteUses):
         self._keys: dict[tuple[ast.AST, ast.AST], str | None] = {}  # (receiver, scope) -> its key
         self._seen: dict[str, set[ast.AST]] = {}  # a rule's test (by name) -> the scopes that see a call it wants
         self._callees: dict[ast.Call, Callee | None] = {}
+        self._hooks: dict[tuple[ast.Call, str | None], list[Callee]] = {}
         self._neutral: dict[tuple[ast.AST, int], bool] = {}  # (function, depth) -> `switches_nothing`
         self._builds: dict[ast.Call, bool] = {}
         self._call_orders: dict[ast.AST, list[ast.Call]] = {}
@@ -349,6 +350,22 @@ class Modes(CallSiteUses):
                 callee = None
             self._callees[call] = callee
         return self._callees[call]
+
+    def hooks(self, call: ast.Call, hook: str | None = None) -> list[Callee]:
+        """The hooks of the project a call on an item of a container of callbacks runs, one per class its
+        objects may be of (`cb.on_epoch_end(self)` of `for cb in self.callbacks`; `getattr(cb, name)(self)`
+        given the `hook` name `name` holds), as the objects layer tells here or under the first call site
+        that does (`callees.hooks_called`); empty when one is unknown or does not run as called."""
+        if (call, hook) not in self._hooks:
+            linted = self.linted.analysis(Objects) if self.linted is not self.ctx else None
+
+            def ask(binding) -> list[Callee] | None:
+                return hooks_called(self.ctx, call, binding, hook, linted) or None
+
+            found = next((hooks for hooks, _ in per_call_site(self.ctx, call, ask, self.linted if linted else None)), [])
+            runs = all((self if h.ctx is self.ctx else self.of_module(h.ctx)).runs_as_called(h.function) for h in found)
+            self._hooks[(call, hook)] = found if runs else []
+        return self._hooks[(call, hook)]
 
     def leaves_modes(self, call: ast.Call, depth: int = 0) -> bool:
         """Does `call` run a function of another module of the project that cannot switch a mode
@@ -613,6 +630,7 @@ class Modes(CallSiteUses):
                 and (isinstance(call.func, ast.Attribute) and call.func.attr == "train" or self.qualified_name(call.func) in SET_GRAD_ENABLED)
                 for argument in call.args[:1]
             ]  # fmt: skip
+            tests += [call.args[1] for call in self.ctx.index.within(function, ast.Call) if is_getattr(call) and len(call.args) > 1]  # the hook it calls
             named = {n.id for t in tests for n in ast.walk(t) if isinstance(n, ast.Name)}
             for flag, value in reversed(self.flags(function)):  # `is_train = mode == "train"` decides by `mode`
                 if flag in named:

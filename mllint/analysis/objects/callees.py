@@ -57,18 +57,18 @@ def methods_called(ctx, call: ast.Call, binding=None) -> list[Callee]:
     return [Callee(m[1], m[0]) for m in methods if m is not None]
 
 
-def hooks_called(ctx, call: ast.Call, binding=None, hook: str | None = None) -> list[Callee]:
+def hooks_called(ctx, call: ast.Call, binding=None, hook: str | None = None, linted: Objects | None = None) -> list[Callee]:
     """`method_called` of `item.hook(...)` whose objects may be of several project classes (`cb.on_batch_end(state,
     loss)` of `for cb in self.callbacks` over a list of callbacks), or of `getattr(item, name)(...)` given
     the `hook` name `name` holds: the `hook` of each class, as it has or inherits it; empty when one of them
-    is of no project class, or unknown."""
+    is of no project class, or unknown. `linted`: the points-to of the linted file, when `ctx` is another module."""
     func = call.func
     item = got_attribute(func) if hook is not None else func.value if isinstance(func, ast.Attribute) else None
     hook = hook or getattr(func, "attr", None)
     if not isinstance(item, RECEIVERS):
         return []
-    objects = ctx.analysis(Objects)
-    found = under(ctx, item, binding)
+    objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
+    found = under(ctx, item, binding, linted)
     classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
     if None in classes:
         return []

@@ -77,6 +77,7 @@ WRAPPERS = {
 DEFAULTDICT = "collections.defaultdict"
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
 BUILTIN_CONTAINERS = frozenset(c for c in CONTAINER_CLASSES if "." not in c)
+COPIED = (ast.Name, ast.BoolOp, ast.IfExp)  # what `list(...)` copies the items of: a name, or names with a fallback
 KEYED_READS = frozenset({"get", "pop"})  # dict methods that read an item at a key
 ADDING = {"append": 0, "add_module": 1, "insert": 1}  # method -> the argument it adds
 PLAIN_DECORATORS = {"staticmethod", "classmethod"}  # decorators that leave what a function returns as it is
@@ -1149,9 +1150,9 @@ class Objects:
             found = home._eval(literal.value, depth)
             if found is not None and index in _comprehension_keys(literal):  # each key's own object
                 found = frozenset(_keyed(o, index, literal.value) for o in found)
-        elif isinstance(literal, ast.Name) and base in self._copying:  # `x = list(x)`: read once
+        elif isinstance(literal, COPIED) and base in self._copying:  # `x = list(x)`: read once
             found = frozenset()
-        elif isinstance(literal, ast.Name):  # `list(callbacks)`: the items of what it copies
+        elif isinstance(literal, COPIED):  # `list(callbacks)`, `list(callbacks or [])`: the items of what it copies
             copied = home._eval(literal, depth)
             self._copying.add(base)
             try:

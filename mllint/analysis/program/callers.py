@@ -272,16 +272,21 @@ def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
     return [function, *(m for m in methods if m is not function and m not in outer), *outer]
 
 
+def _unwired(linted, caller, node: ast.AST) -> list:
+    raise LookupError("Callers asked what points-to answers before mllint.analysis.objects.points_to was imported")
+
+
 class Callers:
     """The call sites of the linted file's functions (an analysis: `ctx.analysis(Callers)`)."""
 
     # The project classes an object a method is called on may be, `(linted, caller, receiver) -> [(context,
     # class)]`: what points-to answers (`cb` of `for cb in self.callbacks`), handed down by the objects layer
-    # when it is imported (this layer never reads that one); none without it.
-    receiver_classes: Callable[[object, object, ast.AST], list[tuple[object, ast.ClassDef]]] = staticmethod(lambda linted, caller, receiver: [])
+    # when it is imported (this layer never reads that one). Asked before, it fails loudly rather than find
+    # no call sites: a lazy import of the objects layer cannot lose them silently.
+    receiver_classes: Callable[[object, object, ast.AST], list[tuple[object, ast.ClassDef]]] = staticmethod(_unwired)
     # The project functions a called value may be, `(linted, caller, call) -> [(context, function)]`: what
     # points-to answers (`loss_fn(pred, y)` with `loss_fn = get_loss("rmse")`), handed down the same way.
-    called_functions: Callable[[object, object, ast.Call], list[tuple[object, ast.AST]]] = staticmethod(lambda linted, caller, call: [])
+    called_functions: Callable[[object, object, ast.Call], list[tuple[object, ast.AST]]] = staticmethod(_unwired)
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
