@@ -782,17 +782,17 @@ def _holders(ctx, argument: ast.AST, call: ast.AST, containers: bool = False) ->
 
 def read_after_change(ctx, name: ast.Name, change: ast.AST) -> ast.Name | None:
     """Where the function reads the tensor `name` holds again after an in-place change of it (`held_after`
-    of `x.mul_(s)`); after `x[..., :n] *= s` or `x.data *= s`, which bind `x` again to the same tensor, a
-    read of what that statement binds."""
+    of `x.mul_(s)`); after `x *= s`, a read of what it binds; after `x[..., :n] *= s` or `x.data *= s`,
+    which change the tensor `x` holds without binding `x`, a read that the same assignments reach."""
     if not isinstance(change, ast.AugAssign):
         return held_after(ctx, name, change)
     values = ctx.analysis(ValueKinds)
     scope = ctx.scopes.enclosing_function(change) or ctx.tree
-    inside = set(ast.walk(change.target))
+    changed = {*ast.walk(change.target), *(d.node for d in values.reaching_definitions(name))}
     for read in ctx.index.within(scope, ast.Name):
         if read.id == name.id and isinstance(read.ctx, ast.Load) and read.lineno > change.end_lineno:
             defined = {d.node for d in values.reaching_definitions(read)}
-            if defined and defined <= inside:
+            if defined and defined <= changed:
                 return read
     return None
 

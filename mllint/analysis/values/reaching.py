@@ -188,10 +188,16 @@ def _unpacked_attributes(target: ast.Tuple | ast.List, value: ast.AST):
             yield element.attr, item if known else None
 
 
-def _names_in(target: ast.AST | None):
-    if target is None:
-        return []
-    return [n for n in ast.walk(target) if isinstance(n, ast.Name)]
+def _names_in(target: ast.AST | None) -> list[ast.Name]:
+    """The names a target binds: itself, or those its tuple, list and starred parts bind. An attribute or
+    item target (`self.step += 1`, `for self.i in ...`, `d[k] = v`) binds no name: it changes an object."""
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, ast.Starred):
+        return _names_in(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _names_in(element)]
+    return []
 
 
 def _common_loop(node: ast.AST, around: set[ast.AST], scopes) -> ast.AST | None:
