@@ -761,12 +761,27 @@ class Flow:
                 key = translate_key(use.key, mapping)
                 if key is not None:
                     self._record(use.call, call, key, self._substitute(use.facts, before, key, call), use.constants)
+        else:  # `module.training_step(batch)` of another module's class runs `module` here: a model call of it
+            self._run_elsewhere(call, summary, mapping, before, home)
         for callee_key in sorted(summary.exit, key=len):
             key = translate_key(callee_key, mapping)
             if key is not None:
                 key = self._held_object(key, call)
                 state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call, home))
         return state
+
+    def _run_elsewhere(self, call: ast.Call, summary: Summary, mapping: dict[str, str], before: State, home) -> None:
+        """Note `call` as a call of each model the caller passes (its receiver included) that the callee,
+        a function of the module `home`, runs (`self(x)` in a model's `training_step`): the model calls
+        of another module are its own (`_follow`), but whether this call trains or evaluates is this
+        module's to say."""
+        run: dict[str, frozenset] = {}
+        for use in summary.uses:
+            key = translate_key(use.key, mapping)
+            if key is not None and key.split(".")[0] in mapping.values():
+                run[key] = run.get(key, frozenset()) | self._substitute(use.facts, before, key, call, home)
+        for key, facts in sorted(run.items()):
+            self._record(call, call, key, facts)
 
     def _held_object(self, key: str, call: ast.Call) -> str:
         """A callee's key translated to an attribute of what the call passes (`self.model` for a hook's
