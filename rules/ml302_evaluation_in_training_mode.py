@@ -115,7 +115,7 @@ class EvaluationInTrainingMode(Rule):
             if _only_shape_checked(self.ctx, call) and not any(layer and "Norm" in layer.what for layer in layers):
                 continue  # a smoke test of the forward pass: dropout changes values, not shapes
             function = self.ctx.scopes.enclosing_function(call)
-            own_key = reference_key(call.func.value if _is_forward(call) else call.func) or resolved[0].key
+            own_key = reference_key(_called_model(call, resolved[0].key)) or resolved[0].key
             if (function, own_key) in reported:
                 continue
             reported.add((function, own_key))
@@ -232,8 +232,12 @@ def _is_shape_read(ctx, value: ast.AST) -> bool:
     return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "len"
 
 
-def _is_forward(call: ast.Call) -> bool:
-    return isinstance(call.func, ast.Attribute) and call.func.attr == "forward"
+def _called_model(call: ast.Call, key: str) -> ast.AST:
+    """What names the model a call runs: the receiver of `model.forward(x)` or of a method of the model
+    that runs it (`module.validation_step(batch)`, its use keyed by the receiver); else the callee."""
+    func = call.func
+    runs_receiver = isinstance(func, ast.Attribute) and (func.attr == "forward" or reference_key(func.value) == key)
+    return func.value if runs_receiver else func
 
 
 def _qualified(ctx, function) -> str:

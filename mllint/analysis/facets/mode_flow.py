@@ -747,6 +747,10 @@ class Flow:
             if owner is not None:
                 state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
             return self._unknown_arguments(call, state)
+        for parameter in self._rebound(function, mapping, callee_modes.ctx):
+            # `batch = {...}` in the callee: its facts on the name are no longer of what the caller passed,
+            # which the callee may have switched first; the rest of its summary still holds.
+            state = self._set(state, mapping.pop(parameter), frozenset({Fact(Mode.UNKNOWN, call)}))
         before = state
         if home is None:
             # Module-level names the callee uses are the caller's too, unless the caller binds its own.
@@ -757,12 +761,27 @@ class Flow:
                 key = translate_key(use.key, mapping)
                 if key is not None:
                     self._record(use.call, call, key, self._substitute(use.facts, before, key, call), use.constants)
+        else:  # `module.training_step(batch)` of another module's class runs `module` here: a model call of it
+            self._run_elsewhere(call, summary, mapping, before, home)
         for callee_key in sorted(summary.exit, key=len):
             key = translate_key(callee_key, mapping)
             if key is not None:
                 key = self._held_object(key, call)
                 state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call, home))
         return state
+
+    def _run_elsewhere(self, call: ast.Call, summary: Summary, mapping: dict[str, str], before: State, home) -> None:
+        """Note `call` as a call of each model the caller passes (its receiver included) that the callee,
+        a function of the module `home`, runs (`self(x)` in a model's `training_step`): the model calls
+        of another module are its own (`_follow`), but whether this call trains or evaluates is this
+        module's to say."""
+        run: dict[str, frozenset] = {}
+        for use in summary.uses:
+            key = translate_key(use.key, mapping)
+            if key is not None and key.split(".")[0] in mapping.values():
+                run[key] = run.get(key, frozenset()) | self._substitute(use.facts, before, key, call, home)
+        for key, facts in sorted(run.items()):
+            self._record(call, call, key, facts)
 
     def _held_object(self, key: str, call: ast.Call) -> str:
         """A callee's key translated to an attribute of what the call passes (`self.model` for a hook's
@@ -783,8 +802,7 @@ class Flow:
     def _parameter_mapping(self, call: ast.Call, function: ast.AST, owner: str | None, home, method: bool = False) -> dict[str, str] | None:
         """Callee parameter -> the caller's receiver passed for it (`home`: the callee's context; `method`:
         a method called on an object, even one with no key). None when `*args` or `**kwargs` may fill a
-        parameter, or the callee rebinds a parameter that receives a model (it may have changed the old
-        one first)."""
+        parameter (see `_rebound` for the parameters the callee rebinds)."""
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
         skips_first = (owner is not None or method) and not static
         bound = bind_arguments(call, function, skips_first)
@@ -804,8 +822,13 @@ class Flow:
             key = self.key(argument)
             if key is not None:
                 mapping[parameter] = key
-        rebound = {n.id for n in home.index.within(function, ast.Name) if isinstance(n.ctx, ast.Store)}
-        return None if rebound & set(mapping) else mapping
+        return mapping
+
+    @staticmethod
+    def _rebound(function: ast.AST, mapping: dict[str, str], home) -> list[str]:
+        """The parameters of `mapping` the callee (of context `home`) binds anew."""
+        stored = {n.id for n in home.index.within(function, ast.Name) if isinstance(n.ctx, ast.Store)}
+        return sorted(stored & set(mapping))
 
     def _substitute(self, facts: frozenset, state: State, key: str, site: ast.AST, home=None) -> frozenset:
         """The callee's facts seen from the caller: ENTRY is the caller's state; the rest happened at `site`
