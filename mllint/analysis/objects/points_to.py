@@ -793,12 +793,14 @@ class Objects:
             self._imports = module_scope_imports(self.ctx)
         qualified = self._imports.get(name)
         found = self.view.find(qualified) if qualified else None
-        if found is None or found[1] not in found[0].variables:
+        if found is None or (found[1] not in found[0].variables and found[1] not in found[0].classes):
             return None
         home = self.view.index.context(found[0].name)
         if home is None or home is self.ctx:
             return None
         objects = self._of(home)
+        if found[1] in objects.classes:  # the class itself (`from config import CFG`), read as its module reads it
+            return frozenset({Obj("made", home.tree, found[1], ctx=home)})
         return objects._fixed(objects._names, (home.tree, found[1]), lambda: objects._name_objects(home.tree, found[1], depth + 1))
 
     def parameter(self, function: ast.AST, name: str) -> Obj:
@@ -891,6 +893,8 @@ class Objects:
         return self._fixed(self._fields, (base, attribute), lambda: self._field_objects(base, attribute, depth))
 
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
+        if base.kind == "made" and base.ctx is not self.ctx and base.ctx is not None and base.node is base.ctx.tree:
+            return self._of(base.ctx)._field(base, attribute, depth)  # a class another module defines (`CFG.epochs`)
         if self.instance_class(base) in self.module_classes:  # a submodule: switched with its module
             return self._field_of(base, attribute)
         return self._written_objects(base, attribute, depth)
