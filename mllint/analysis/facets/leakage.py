@@ -1066,9 +1066,12 @@ class Leakage:
         """Does the object fitted at `reach` learn statistics: made on the way to its fit, or handed down to it
         as an argument by the calls on the way from `call` (`make_windows(part, scaler)`)?"""
         expr, home = reach.node.func.value, reach.ctx
+        made_here: list[tuple[object, ast.AST]] = []
         for caller, site in reversed([(self.ctx, call), *reach.calls]):
-            if not isinstance(expr, ast.Name) or not _is_parameter(home, expr):
+            fresh = _made_unless_given(home, expr) if isinstance(expr, ast.Name) else None
+            if fresh is None:
                 break
+            made_here += fresh  # `if scaler is None: scaler = StandardScaler()`: made here, or the one passed in
             function = home.scopes.enclosing_function(expr)
             expr, home = bind_arguments(site, function, takes_self(home, function)).get(expr.id), caller
             if expr is None:
@@ -1077,6 +1080,7 @@ class Leakage:
         if made is None and isinstance(expr, ast.Name):  # made on the path to the fit: `if scaler is None: scaler = StandardScaler()`
             values = [d.value for d in home.analysis(ValueKinds).reaching_definitions(expr)]
             made = [(home, v) for v in values] if values and all(isinstance(v, ast.Call) for v in values) else None
+        made = made + made_here if made is not None else None
         return _learns_statistics({canonical_class(ctx.qualified_name(constructor.func)) or "" for ctx, constructor in made or ()})
 
     def _project_callee(self, call: ast.Call) -> Callee | None:
@@ -1880,11 +1884,36 @@ class _IndexedBy(Effect):
 INDEXED_BY = _IndexedBy()
 
 
-def _is_parameter(ctx, name: ast.Name) -> bool:
-    """Does `name` hold its function's parameter on every way to it?"""
+def _made_unless_given(ctx, name: ast.Name) -> list[tuple[object, ast.Call]] | None:
+    """The calls that bind `name` on the ways where it does not hold its function's parameter, when it holds
+    that parameter on some way to it and a call's result on the others (`if scaler is None: scaler =
+    StandardScaler()`, `scaler = scaler or StandardScaler()`, `scaler if scaler is not None else ...`); None
+    when it never holds the parameter or holds something else."""
     function = ctx.scopes.enclosing_function(name)
-    definitions = ctx.analysis(ValueKinds).reaching_definitions(name)
-    return function is not None and bool(definitions) and all(d.node is function for d in definitions)
+    if function is None:
+        return None
+    made, given = [], False
+    for definition in ctx.analysis(ValueKinds).reaching_definitions(name):
+        if definition.node is function:
+            given = True
+            continue
+        for value in _alternatives(definition.value):
+            if isinstance(value, ast.Name) and value.id == name.id:
+                given = True
+            elif isinstance(value, ast.Call):
+                made.append((ctx, value))
+            else:
+                return None
+    return made if given else None
+
+
+def _alternatives(value: ast.AST | None) -> list[ast.AST | None]:
+    """What an expression may evaluate to, through conditional expressions and `or`: `a if c else b` is `a` or `b`."""
+    if isinstance(value, ast.IfExp):
+        return [*_alternatives(value.body), *_alternatives(value.orelse)]
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        return [v for operand in value.values for v in _alternatives(operand)]
+    return [value]
 
 
 def _drops_columns(call: ast.Call) -> bool:

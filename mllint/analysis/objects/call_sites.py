@@ -821,7 +821,27 @@ def _passed(obj: Obj, binding: Binding | None) -> tuple[object, ast.AST, Binding
         return None
     passed = binding.argument(obj.name)
     if passed is None:
-        return None
+        return _splat_item(binding, obj.name)
     caller, argument, passage = passed
     return caller, argument, None if passage.default else binding.outer
+
+
+def _splat_item(binding: Binding, name: str) -> tuple[object, ast.AST, Binding | None] | None:
+    """What a call spreading several dicts passes for a parameter (`build(model, **cfg["optim"],
+    **cfg["sched"])`): the item of the one dict whose constant keys hold its name (`dict_keys` where the
+    call site reads it); None when none or several may."""
+    call = binding.call
+    splats = [k.value for k in call.keywords if k.arg is None] if call is not None else []
+    if len(splats) < 2:
+        return None
+    holding = [s for s in splats if name in (dict_keys(binding.caller, s, binding.outer) or ())]
+    if len(holding) != 1 or any(dict_keys(binding.caller, s, binding.outer) is None for s in splats):
+        return None
+    items = _SPLAT_ITEMS.setdefault(holding[0], {})
+    if name not in items:
+        items[name] = ast.copy_location(ast.Subscript(value=holding[0], slice=ast.Constant(name), ctx=ast.Load()), holding[0])
+    return binding.caller, items[name], binding.outer
+
+
+_SPLAT_ITEMS: WeakKeyDictionary = WeakKeyDictionary()  # a spread dict -> {a key: the item node standing for it}
 

@@ -57,7 +57,7 @@ from mllint.analysis.values.runners import handed_back
 from mllint.analysis.program.project import ProjectView, defines_module
 from mllint.analysis.syntax.folding import tested_key
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute, module_scope_imports, partial_target
-from mllint.analysis.syntax.scopes import first_parameter, parameters
+from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.yaml_subset import read_yaml
 from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import RETURNS_RECEIVER, SEQUENTIAL, canonical_class, keyed_loop
@@ -793,12 +793,14 @@ class Objects:
             self._imports = module_scope_imports(self.ctx)
         qualified = self._imports.get(name)
         found = self.view.find(qualified) if qualified else None
-        if found is None or found[1] not in found[0].variables:
+        if found is None or (found[1] not in found[0].variables and found[1] not in found[0].classes):
             return None
         home = self.view.index.context(found[0].name)
         if home is None or home is self.ctx:
             return None
         objects = self._of(home)
+        if found[1] in objects.classes:  # the class itself (`from config import CFG`), read as its module reads it
+            return frozenset({Obj("made", home.tree, found[1], ctx=home)})
         return objects._fixed(objects._names, (home.tree, found[1]), lambda: objects._name_objects(home.tree, found[1], depth + 1))
 
     def parameter(self, function: ast.AST, name: str) -> Obj:
@@ -891,6 +893,8 @@ class Objects:
         return self._fixed(self._fields, (base, attribute), lambda: self._field_objects(base, attribute, depth))
 
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
+        if base.kind == "made" and base.ctx is not self.ctx and base.ctx is not None and base.node is base.ctx.tree:
+            return self._of(base.ctx)._field(base, attribute, depth)  # a class another module defines (`CFG.epochs`)
         if self.instance_class(base) in self.module_classes:  # a submodule: switched with its module
             return self._field_of(base, attribute)
         return self._written_objects(base, attribute, depth)
@@ -1454,6 +1458,9 @@ class Objects:
         for obj in found:
             parameter = obj.root()
             argument = self._argument(call, parameter) if parameter.kind == "parameter" else None
+            if argument is None and obj is parameter and self._left_as_none(call, parameter):
+                result.add(NONE)  # `def prepare(df, scaler=None)` called without one: that parameter is None
+                continue
             if argument is None:
                 result.add(obj)
                 continue
@@ -1468,6 +1475,22 @@ class Objects:
     def _argument(self, call: ast.Call, parameter: Obj) -> ast.AST | None:
         """What `call` passes for `parameter` when the parameter is one of the function it calls; None when
         it passes nothing (the default stands) or calls another function."""
+        position = self._position(call, parameter)
+        return call_argument(call, position, parameter.name) if position is not None else None
+
+    def _left_as_none(self, call: ast.Call, parameter: Obj) -> bool:
+        """Does `call`, a call of the function of `parameter`, leave it to its default `None` (no splat may fill it)?"""
+        position = self._position(call, parameter)
+        if position is None or call_argument(call, position, parameter.name) is not None:
+            return False
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return False
+        default = parameter_defaults(parameter.node).get(parameter.name)
+        return isinstance(default, ast.Constant) and default.value is None
+
+    def _position(self, call: ast.Call, parameter: Obj) -> int | None:
+        """The position `call` passes `parameter` at (past its positional arguments: by keyword only), when
+        it calls the function of the parameter; None when it calls another one."""
         function = parameter.node
         if not isinstance(function, FUNCTIONS) or isinstance(call.func, ast.Subscript):
             return None
@@ -1480,8 +1503,7 @@ class Objects:
         positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
         if cls is not None and not _is_static(function):
             positional = positional[1:]  # `self` (or `cls`) is the receiver
-        position = positional.index(parameter.name) if parameter.name in positional else len(call.args)  # by keyword only
-        return call_argument(call, position, parameter.name)
+        return positional.index(parameter.name) if parameter.name in positional else len(call.args)  # by keyword only
 
     def _keyed_read(self, container: ast.AST, arguments: list[ast.AST], depth: int) -> frozenset | None:
         """`cfg.get("lr", 0.1)`, `kw.pop("name")`: for each object `container` may be, `_keyed_item`."""
