@@ -19,7 +19,9 @@ class LossDetachedFromModel(Rule):
     and backpropagated after the block (backpropagated in it: ML206). It follows the loss through local
     assignments, loss functions and tensor operations, the losses and helpers of the project that cut
     what they are given (a loss class whose `forward` starts with `pred.argmax(1)`, a helper re-wrapping the
-    list of per-sequence losses it appends to: `torch.tensor(per_seq, requires_grad=True)`), and into the callers of the function when the loss
+    list of per-sequence losses it appends to: `torch.tensor(per_seq, requires_grad=True)`, a helper taking
+    the output through NumPy and a scaler's `inverse_transform` and back, a dict of detached task losses the
+    total is summed from), and into the callers of the function when the loss
     (or what it is computed from) is a parameter, one call site at a time (`apply_gradients(optimizer,
     torch.tensor(loss.item(), requires_grad=True))` in `main.py`); it stays silent when any way of computing the loss
     is unknown, or when some term still reaches a model (a GAN discriminator step on `fake.detach()`, a

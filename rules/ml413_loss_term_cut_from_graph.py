@@ -45,7 +45,9 @@ class LossTermCutFromGraph(Rule):
     another module calls (`self.hparams["l1"] * self.l1_penalty()` returning `total.item()`), and a comparison of `argmax` predictions
     or of the model's outputs themselves (`(scores > limits).float()`, `[pred[i] in allowed for i in ...]`, also in a helper);
     the finding is at the call, naming the term's
-    file and line (a cut of what the caller passed is the caller's own term). A term computed by a loss
+    file and line, and the sum it joins when another function of the project adds it (`loss = bce + 0.5 * (1 -
+    overlap)` in a model's `compute_loss` of `overlap = soft_iou(...)` returning a `float`) (a cut of what the
+    caller passed is the caller's own term). A term computed by a loss
     or helper of the project (in another module too) that cuts what it is given is cut as well:
     `ce + beta * edge_loss(pred, image)` where `EdgeLoss.forward` builds its mask with `pred.argmax(1)`; a
     loss helper given the model's output or a module (`objective(self.net(x), y)`, `criterion(..., self.projectors)`)
@@ -134,9 +136,11 @@ class LossTermCutFromGraph(Rule):
                         f"`{one_line(self.ctx.text(term.call), 40)}` ({found.place(term.node)}),"
                     )
                 elif term.call is not None:
+                    joined = term.joined(self.ctx)
                     what = (
                         f"`{one_line(term.ctx.text(term.node), 60, keep_end=True)}`, a term of the loss `{term.callee}` returns "
-                        f"({found.place(term.node)}) to `{one_line(self.ctx.text(term.call), 40)}`,"
+                        f"({found.place(term.node)}) to `{one_line(self.ctx.text(term.call), 40)}`"
+                        + (f" and added to the loss at {joined}," if joined else ",")
                     )
                 message = (
                     f"{what} is cut from the graph by {describe_cut(self.ctx, cut, binding, found)}: it "

@@ -6,6 +6,9 @@ from a loader, values computed under `torch.no_grad()`, or every path is cut by 
 `torch.tensor(...)`...) or UNKNOWN. A value computed under `no_grad` that would carry a graph with grad
 enabled (`GradEnabledFlow`) is cut there, at the `torch.no_grad()` that makes it (`no_grad_region`). Operands combine (any GRAPH gives GRAPH); the alternative values a
 name may hold (reaching definitions) must all agree, otherwise the state is unknown: unknown stays unknown.
+A method of an object of unknown kind given NumPy values taken out of a tensor (`scaler.inverse_transform(
+pred.detach().numpy())`) is no tensor or module: it carries what it is given. A dict filled in its function
+only by item stores (`logs[k] = loss.detach()`) holds what is stored, as a list filled by `append` does.
 A parameter is unknown, unless the flow is asked under a call site's `Binding` (`callers.per_call_site`):
 it then carries what that call site passes, read in the caller's file (`holder` tells where a cut is).
 A call of a value that may be one of several functions of the project (`LOSSES[name](pred, y)` of a table a
@@ -56,6 +59,7 @@ from mllint.analysis.syntax.scopes import parameter_defaults
 from mllint.analysis.syntax.tree import assignment_targets
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
+from mllint.analysis.facets.data_shapes import DATA_LOADERS
 from mllint.analysis.facets.vocabulary import INDEXED
 from mllint.analysis.values.library_models import is_library_factory
 from mllint.analysis.values.values import MODEL_WRAPPERS, ValueKinds, canonical_class, is_parameter
@@ -78,6 +82,7 @@ VALUE_CHANGING = frozenset({
 VALUE_CUTS = frozenset({"detach", "item", "numpy", "tolist"})  # a tensor's numbers; they take no positional argument
 INDEX_CUTS = frozenset({"argmax", "argmin", "argsort"})
 CUT_METHODS = VALUE_CUTS | INDEX_CUTS
+LEAVING_TORCH = frozenset({"numpy", "tolist", "item"})  # what they give is a NumPy array or Python numbers
 CUT_ATTRIBUTES = frozenset({"data"})
 CUT_FUNCTIONS = frozenset({
     "torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.argmax", "torch.argmin", "torch.argsort",
@@ -99,6 +104,7 @@ DIFFERENTIABLE_COLLECTIVES = frozenset({"horovod.torch.allreduce", "horovod.torc
 NO_GRAPH_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn"})
 PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
 MODULE_ITERATORS, NAMED_MODULE_ITERATORS = ("modules", "children"), ("named_modules", "named_children")
+OPTION_KEYWORDS = frozenset({"dtype", "device", "layout", "memory_format", "non_blocking", "pin_memory"})  # carry no graph
 NO_GRAPH_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "data_ptr", "__len__"})
 CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
 FILLING = frozenset({"append", "extend", "insert"})  # what they add is the list's items (or holds them)
@@ -524,18 +530,25 @@ class GradientFlow:
 
     def _filled(self, name: ast.Name, definitions, depth: int) -> Flow:
         """A list built in the function and changed there only by `append`/`extend`/`insert`
-        (`per_seq = []` then `per_seq.append(F.mse_loss(p, t))`): what it holds is its items; unknown
+        (`per_seq = []` then `per_seq.append(F.mse_loss(p, t))`), or a dict changed only by item stores
+        (`logs = {}` then `logs[k] = fn(out[k], y[k]).detach()`): what it holds is its items; unknown
         when it is changed any other way."""
         function = self.ctx.scopes.enclosing_function(name)
-        if function is None or not all(isinstance(d.value, ast.List) for d in definitions):
+        dicts = all(isinstance(d.value, ast.Dict) for d in definitions)
+        if function is None or not (dicts or all(isinstance(d.value, ast.List) for d in definitions)):
             return UNKNOWN
-        items = [e for d in definitions for e in d.value.elts]
+        items = [e for d in definitions for e in (d.value.values if dicts else d.value.elts)]
         for node in self.ctx.index.within(function, ast.Attribute, ast.Subscript):
             if not (isinstance(node.value, ast.Name) and node.value.id == name.id):
                 continue
             call = self.ctx.scopes.parent(node)
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                 continue
+            if dicts and isinstance(node, ast.Subscript) and isinstance(call, ast.Assign) and len(call.targets) == 1:
+                items.append(call.value)  # `logs[k] = v`
+                continue
+            if dicts and isinstance(call, ast.Call) and call.func is node and node.attr in CONTAINER_MUTATORS:
+                return UNKNOWN  # `logs.update(parts)`
             if not (isinstance(node, ast.Attribute) and isinstance(call, ast.Call) and call.func is node and node.attr in FILLING and call.args):
                 if isinstance(node, ast.Subscript) or (isinstance(call, ast.Call) and call.func is node and node.attr.endswith("_")):
                     return UNKNOWN  # `xs[i] = v`, an in-place change
@@ -736,7 +749,10 @@ class GradientFlow:
         return bool(values) and len(values) == 1 and self._iterates_data(values[0])  # `pbar = tqdm(train_loader)`
 
     def _iterates_data(self, iterated: ast.AST) -> bool:
-        """`loader`, `enumerate(tqdm(train_loader), total=len(train_loader))`: a loader by its name."""
+        """`loader`, `enumerate(tqdm(train_loader), total=len(train_loader))`: a loader by its name, or a
+        `DataLoader(...)` (what `tr_dl` is bound to)."""
+        if isinstance(iterated, ast.Call) and canonical_class(self.ctx.qualified_name(iterated.func)) in DATA_LOADERS:
+            return True
         calls = [n for n in ast.walk(iterated) if isinstance(n, ast.Call)]
         if not all(isinstance(c.func, ast.Name) and c.func.id in ITERATION_HELPERS | NO_GRAPH_BUILTINS for c in calls):
             return False  # `zip(model(x), y)` may iterate over model outputs
@@ -753,7 +769,7 @@ class GradientFlow:
 
     def _call(self, call: ast.Call, depth: int) -> Flow:
         func = call.func
-        arguments = [*call.args, *(k.value for k in call.keywords)]
+        arguments = [*call.args, *(k.value for k in call.keywords if k.arg not in OPTION_KEYWORDS)]
         name = self.ctx.qualified_name(func)
         listed = name in LISTING_FUNCTIONS and self._listed(call_argument(call, 0, "data"))  # `torch.as_tensor([a, b])`
         if name in CUT_FUNCTIONS or listed:  # re-wrapping: a new tensor, with no graph (a leaf if it requires grad)
@@ -813,9 +829,33 @@ class GradientFlow:
         if isinstance(func, ast.Attribute) and name is None and self.values.constructor(func) is None:
             if is_self_attribute(func) and self._family_method(func):
                 return UNKNOWN  # a method the class or a subclass defines, no one of them known to run (`self.batch_value(out, y)`)
+            given = [self._flow(a, depth + 1) for a in arguments]
+            receiver = self._flow(func.value, depth + 1)
+            if (receiver is None or receiver.state is State.UNKNOWN) and any(self._left_torch(a, depth + 1) for a in arguments):
+                return operands(given)  # an object given NumPy values is no tensor or module: `scaler.inverse_transform(arr)`
             # A tensor method (`x.mean()`, `x.to(device)`): its receiver and arguments.
-            return operands([self._flow(func.value, depth + 1), *(self._flow(a, depth + 1) for a in arguments)])
+            return operands([receiver, *given])
         return UNKNOWN
+
+    def _left_torch(self, expr: ast.AST, depth: int) -> bool:
+        """Is `expr` a NumPy value or a Python number taken out of a tensor (`t.detach().cpu().numpy()`,
+        `t.tolist()`), or computed by NumPy, then reshaped or indexed (`arr.reshape(-1, 1)`, `arr[:, 0]`), also
+        through the names bound only to one?"""
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(expr, ast.Name):
+            definitions = self.values.reaching_definitions(expr)
+            return bool(definitions) and all(d.value is not None and self._left_torch(d.value, depth + 1) for d in definitions)
+        if isinstance(expr, ast.Subscript):
+            return self._left_torch(expr.value, depth + 1)
+        if not isinstance(expr, ast.Call):
+            return False
+        name = self.ctx.qualified_name(expr.func)
+        if name is not None:
+            return name.startswith("numpy.")
+        if is_cut_method(expr, LEAVING_TORCH):
+            return True
+        return isinstance(expr.func, ast.Attribute) and self._left_torch(expr.func.value, depth + 1)  # an array's method
 
     def _from_callee(self, call: ast.Call, depth: int, index: int | None = None) -> Flow | None:
         """What a project callee returns: GRAPH; NONE when it cuts (cut at the call) or returns no graph

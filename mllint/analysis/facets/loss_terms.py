@@ -102,6 +102,16 @@ class Summand:
     callee: str = ""  # the function that returns it (`OrthoClassifier.forward`)
     path: str = ""  # the callee's file as findings show it ("" for the linted file)
     reduced: ast.AST | None = None  # the reduction it was split out of (`b` of `(a - b).mean()`), if any
+    added: tuple | None = None  # (sum, its file, path): where a callee adds into its loss what a function it calls returns
+
+    def joined(self, ctx) -> str | None:
+        """Where the term joins the loss, when a function of the project adds it there and another computes
+        it (`loss = ce + w * (1 - dice)` of `dice = dice_score(...)`): `segmodel.py:40`; None otherwise."""
+        if self.added is None:
+            return None
+        node, home, path = self.added
+        scope = home.scopes.enclosing_function
+        return None if home is self.ctx and scope(node) is scope(self.node) else place_in(ctx, node, home, path)
 
 
 def summands(ctx, loss: ast.AST, binding=None) -> list[Summand]:
@@ -129,6 +139,8 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)) and index is None:
         if _straight_through(expr):
             return None  # `y_hard - y_soft.detach() + y_soft`: one term, the estimator
+        if item.call is not None and item.added is None:  # the sum of the first callee that adds the term
+            item = replace(item, added=(expr, item.ctx, item.path))
         return [(_within(item, expr.left), None, 0), (_within(item, expr.right), None, 0)]
     if index is None and (total := _scaled_sum(item, expr)) is not None:  # `(nll + kl) / n`: each term, scaled
         return [(_within(item, total.left), None, 0), (_within(item, total.right), None, 0)]
@@ -259,7 +271,7 @@ def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:
 
 
 def _within(item: Summand, node: ast.AST) -> Summand:
-    return Summand(node, item.ctx, item.binding, item.call, item.callee, item.path, item.reduced)
+    return Summand(node, item.ctx, item.binding, item.call, item.callee, item.path, item.reduced, item.added)
 
 
 def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | None, int]] | None:
@@ -281,7 +293,7 @@ def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | Non
     name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
     path = "" if callee.ctx is ctx and not item.path else ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
     outer = item.call if item.call is not None else call
-    return [(Summand(r, callee.ctx, given, outer, name, path), None, 1) for r in returned] or None
+    return [(Summand(r, callee.ctx, given, outer, name, path, added=item.added), None, 1) for r in returned] or None
 
 
 def _argument_flow(item: Summand, argument: ast.AST) -> Flow:
