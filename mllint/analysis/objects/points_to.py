@@ -197,8 +197,11 @@ class Objects:
         return self._item(container, key, 0)
 
     def dict_keys(self, container: ast.AST) -> tuple | None:
-        """The constant keys of the dicts `container` may be, when each is known and they agree (`_dict_keys`)."""
-        keys = {self._dict_keys(obj, 0) for obj in self.points_to(container) or {NONE}}
+        """The constant keys of the dicts `container` may be, when each is known and they agree (`_dict_keys`); an
+        attribute of a module that points-to keeps as itself (`self.criteria` of an `nn.Module`) is what its writes
+        put there (`held`)."""
+        found = [self.held(o) or {o} if o.kind == "field" else {o} for o in self.points_to(container) or {NONE}]
+        keys = {self._dict_keys(obj, 0) for obj in union(*found) or {NONE}}
         return keys.pop() if len(keys) == 1 and None not in keys else None
 
     def _dict_keys(self, obj: Obj, depth: int) -> tuple | None:
