@@ -926,8 +926,8 @@ class Objects:
     def _written_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         written = self._writes_of(base, attribute, depth)
         imported = self._imported_class(base) if not written and depth < MAX_CALL_DEPTH else None
-        if imported is not None and not stored_in_project(self.ctx, attribute):  # `cfg.loss` of `get_criterion(CFG)`
-            # with `from config import CFG`: the class body's binding, read in its module (unless code may set it)
+        if imported is not None and not stored_in_project(self.ctx, attribute):  # `opts.loss` of `pick_loss(Settings)`
+            # with `from settings import Settings`: the class body's binding, read in its module (unless code may set it)
             home, cls = imported
             return self._of(home)._field(Obj("made", home.tree, cls.name, ctx=home), attribute, depth + 1)
         instance = self.instance_class(base)
@@ -950,7 +950,7 @@ class Objects:
 
     def _imported_class(self, base: Obj) -> tuple[object, ast.ClassDef] | None:
         """(its module's context, the class) for a class object this module imports from another module of the
-        project under a module-level name (`from config import CFG`, the class itself used as a namespace)."""
+        project under a module-level name (`from settings import Settings`, the class itself used as a namespace)."""
         if base.kind != "made" or base.node is not self.ctx.tree or base.name in self.classes or self.view is None:
             return None
         if self._imports is None:

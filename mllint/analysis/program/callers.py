@@ -562,9 +562,9 @@ class Callers:
 
     def _calls_of_returned(self, ctx, construction: ast.Call) -> list[tuple[object, ast.Call, ast.Call | None]] | None:
         """The calls of an instance a module-level function of the project builds and returns itself (`return
-        BCEDice(w)` in `get_criterion(cfg)`): those of what each call site of the function binds (`criterion =
-        get_criterion(CFG)`, then `criterion(out, y)`), one step, at the sites whose constant arguments leave
-        the construction's branch open (not `get_loss("focal")` for `if name == "bce": return BCEDice()`)."""
+        MixedLoss(alpha)` in `make_loss(kind)`): those of what each call site of the function binds (`loss_fn =
+        make_loss(cfg)`, then `loss_fn(out, y)`), one step, at the sites whose constant arguments leave the
+        construction's branch open (not `make_loss("focal")` for `if kind == "mixed": return MixedLoss()`)."""
         statement = ctx.scopes.parent(_moved_up(ctx, construction))
         function = ctx.scopes.enclosing_function(statement) if isinstance(statement, ast.Return) else None
         target = _target(ctx, function) if function is not None else None
