@@ -314,7 +314,8 @@ def _made_calls(objects: Objects, found: frozenset | None, binding: Binding | No
             continue
         home = objects._of(obj.ctx)
         inner = None
-        if obj.kind == "field" and obj not in resolving and home.instance_class(obj.base) in home.module_classes:
+        item_of_field = obj.kind == "field" and obj.name.startswith("[") and obj.base.kind == "field"  # `self.criteria["ce"]`
+        if obj.kind == "field" and obj not in resolving and (item_of_field or home.instance_class(obj.base) in home.module_classes):
             held = home.held(obj)
             inner = _made_calls(home, substituted(home, held, binding), binding, resolving | {obj}) if held else None
         elif obj.kind == "field" and obj not in resolving and obj.base.kind == "field":

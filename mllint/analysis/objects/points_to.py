@@ -197,8 +197,11 @@ class Objects:
         return self._item(container, key, 0)
 
     def dict_keys(self, container: ast.AST) -> tuple | None:
-        """The constant keys of the dicts `container` may be, when each is known and they agree (`_dict_keys`)."""
-        keys = {self._dict_keys(obj, 0) for obj in self.points_to(container) or {NONE}}
+        """The constant keys of the dicts `container` may be, when each is known and they agree (`_dict_keys`); an
+        attribute of a module that points-to keeps as itself (`self.criteria` of an `nn.Module`) is what its writes
+        put there (`held`)."""
+        found = [self.held(o) or {o} if o.kind == "field" else {o} for o in self.points_to(container) or {NONE}]
+        keys = {self._dict_keys(obj, 0) for obj in union(*found) or {NONE}}
         return keys.pop() if len(keys) == 1 and None not in keys else None
 
     def _dict_keys(self, obj: Obj, depth: int) -> tuple | None:
@@ -926,6 +929,11 @@ class Objects:
 
     def _written_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         written = self._writes_of(base, attribute, depth)
+        imported = self._imported_class(base) if not written and depth < MAX_CALL_DEPTH else None
+        if imported is not None and not stored_in_project(self.ctx, attribute):  # `opts.loss` of `pick_loss(Settings)`
+            # with `from settings import Settings`: the class body's binding, read in its module (unless code may set it)
+            home, cls = imported
+            return self._of(home)._field(Obj("made", home.tree, cls.name, ctx=home), attribute, depth + 1)
         instance = self.instance_class(base)
         cls = instance or (self.classes.get(base.name) if base.kind == "made" and base.node is self.ctx.tree else None)
         if not written and cls is not None:  # a class attribute, read through `self` or the class (`Cfg.loss`)
@@ -943,6 +951,16 @@ class Objects:
         for target, value in written:
             found = union(found, self._bound(target, value, depth))
         return self._passed_back(base.node, found, depth) if instance is not None and base.kind == "made" else found
+
+    def _imported_class(self, base: Obj) -> tuple[object, ast.ClassDef] | None:
+        """(its module's context, the class) for a class object this module imports from another module of the
+        project under a module-level name (`from settings import Settings`, the class itself used as a namespace)."""
+        if base.kind != "made" or base.node is not self.ctx.tree or base.name in self.classes or self.view is None:
+            return None
+        if self._imports is None:
+            self._imports = module_scope_imports(self.ctx)
+        found = project_class(self.view, self._imports.get(base.name))
+        return found if found is not None and found[0] is not self.ctx else None
 
     def _stored_elsewhere(self, cls: ast.ClassDef, attribute: str, depth: int) -> frozenset | None:
         """What other modules of the project store in `attribute` of an instance of the class `cls` of this file

@@ -50,6 +50,7 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import called_name, is_self_attribute
 from mllint.analysis.program.hierarchy import TopClasses, dispatched_methods, inherited_method, project_class, self_classes
 from mllint.analysis.program.project import ProjectView, find_definition
+from mllint.analysis.syntax.folding import fold, runs_under
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import assignment_targets, module_statements, own_method
 from mllint.analysis.program.summaries import function_returns, returns_receiver
@@ -553,6 +554,28 @@ class Callers:
         found: list[tuple[object, ast.Call, ast.Call | None]] = []
         for caller, construction in self._sites(ctx, target):
             calls = _calls_of_instance(caller, construction, self.view)
+            calls = self._calls_of_returned(caller, construction) if calls is None else calls
+            if calls is None or len(found) + len(calls) > MAX_SITES:
+                return None
+            found += calls
+        return found
+
+    def _calls_of_returned(self, ctx, construction: ast.Call) -> list[tuple[object, ast.Call, ast.Call | None]] | None:
+        """The calls of an instance a module-level function of the project builds and returns itself (`return
+        MixedLoss(alpha)` in `make_loss(kind)`): those of what each call site of the function binds (`loss_fn =
+        make_loss(cfg)`, then `loss_fn(out, y)`), one step, at the sites whose constant arguments leave the
+        construction's branch open (not `make_loss("focal")` for `if kind == "mixed": return MixedLoss()`)."""
+        statement = ctx.scopes.parent(_moved_up(ctx, construction))
+        function = ctx.scopes.enclosing_function(statement) if isinstance(statement, ast.Return) else None
+        target = _target(ctx, function) if function is not None else None
+        if target is None or target.cls is not None or ctx.index.within(function, ast.Yield, ast.YieldFrom):
+            return None
+        found: list[tuple[object, ast.Call, ast.Call | None]] = []
+        for caller, site in itertools.islice(self._sites(ctx, target), MAX_SITES + 1):
+            passed = {k: v.value for k, v in bind_arguments(site, function, False).items() if isinstance(v, ast.Constant)}
+            if passed and not runs_under(ctx.scopes, construction, lambda branch: fold(branch.test, passed), stop=function):
+                continue
+            calls = _calls_of_instance(caller, site, self.view)
             if calls is None or len(found) + len(calls) > MAX_SITES:
                 return None
             found += calls
