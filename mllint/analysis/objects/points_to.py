@@ -897,7 +897,8 @@ class Objects:
 
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         if base.kind == "made" and base.ctx is not self.ctx and base.ctx is not None and base.node is base.ctx.tree:
-            return self._of(base.ctx)._field(base, attribute, depth)  # a class another module defines (`CFG.epochs`)
+            # a class another module defines (`CFG.epochs`), read there, unless code of the project may store the field
+            return None if stored_in_project(self.ctx, attribute) else self._of(base.ctx)._field(base, attribute, depth)
         if self.instance_class(base) in self.module_classes:  # a submodule: switched with its module
             return self._field_of(base, attribute)
         return self._written_objects(base, attribute, depth)
@@ -929,11 +930,6 @@ class Objects:
 
     def _written_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         written = self._writes_of(base, attribute, depth)
-        imported = self._imported_class(base) if not written and depth < MAX_CALL_DEPTH else None
-        if imported is not None and not stored_in_project(self.ctx, attribute):  # `opts.loss` of `pick_loss(Settings)`
-            # with `from settings import Settings`: the class body's binding, read in its module (unless code may set it)
-            home, cls = imported
-            return self._of(home)._field(Obj("made", home.tree, cls.name, ctx=home), attribute, depth + 1)
         instance = self.instance_class(base)
         cls = instance or (self.classes.get(base.name) if base.kind == "made" and base.node is self.ctx.tree else None)
         if not written and cls is not None:  # a class attribute, read through `self` or the class (`Cfg.loss`)
@@ -951,16 +947,6 @@ class Objects:
         for target, value in written:
             found = union(found, self._bound(target, value, depth))
         return self._passed_back(base.node, found, depth) if instance is not None and base.kind == "made" else found
-
-    def _imported_class(self, base: Obj) -> tuple[object, ast.ClassDef] | None:
-        """(its module's context, the class) for a class object this module imports from another module of the
-        project under a module-level name (`from settings import Settings`, the class itself used as a namespace)."""
-        if base.kind != "made" or base.node is not self.ctx.tree or base.name in self.classes or self.view is None:
-            return None
-        if self._imports is None:
-            self._imports = module_scope_imports(self.ctx)
-        found = project_class(self.view, self._imports.get(base.name))
-        return found if found is not None and found[0] is not self.ctx else None
 
     def _stored_elsewhere(self, cls: ast.ClassDef, attribute: str, depth: int) -> frozenset | None:
         """What other modules of the project store in `attribute` of an instance of the class `cls` of this file
