@@ -47,6 +47,11 @@ class FileContext:
         """The file on disk (else as findings show it) as an absolute path: asked per call site searched."""
         return os.path.abspath(self.real_path or self.path)
 
+    @cached_property
+    def real_file(self) -> str:
+        """The file on disk with its links resolved: one module read under two names is one file."""
+        return os.path.realpath(self.real_path or self.path)
+
     def analysis(self, cls: type[T]) -> T:
         check_budget()
         found = self._analyses.get(cls)

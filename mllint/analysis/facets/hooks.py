@@ -11,7 +11,6 @@ the layer's object found through the call sites that pass it (`PreActTap(student
 from __future__ import annotations
 
 import ast
-import os
 
 from mllint.analysis.facets.views import viewed
 from mllint.analysis.objects.call_sites import possible_constants
@@ -32,7 +31,7 @@ def kept_outputs(ctx) -> dict[ast.Call, tuple[object, ast.Call]]:
     if len(modules) > MAX_MODULES:
         return found
     others = [index.context(m) for m in modules] if index is not None else []
-    for caller in [ctx, *(c for c in others if c is not None and _file(c) != _file(ctx))]:
+    for caller in [ctx, *(c for c in others if c is not None and c.real_file != ctx.real_file)]:
         if REGISTER not in caller.source.text:
             continue
         for call in caller.index.of_type(ast.Call):
@@ -63,10 +62,6 @@ def _function(objects: Objects, obj) -> tuple[object, ast.AST] | None:
         return (obj.ctx, function) if function is not None else None
     owner = objects.class_of(obj.base) if obj.kind == "field" and obj.base is not None and obj.base.kind == "self" else None
     return inherited_method(owner[0], owner[1], obj.name, objects.view) if owner is not None else None
-
-
-def _file(ctx) -> str:
-    return os.path.realpath(ctx.real_path or ctx.path)
 
 
 def _stores_output(ctx, function: ast.AST) -> bool:

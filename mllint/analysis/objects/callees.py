@@ -15,7 +15,6 @@ instances of one class (`Objects.class_of`); None otherwise, for a library objec
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections.abc import Iterator
 from itertools import islice
@@ -182,7 +181,7 @@ def forward_calls(ctx, cls: ast.ClassDef, anywhere: bool = False) -> list[tuple[
     if len(modules) > MAX_CALLER_MODULES:
         return None
     callers = [ctx, *(index.context(m) for m in modules)]
-    home = (_file(owner), forward.lineno)  # by file: a namespace package's module has two names
+    home = (owner.real_file, forward.lineno)  # by file: a namespace package's module has two names
     calls: list[tuple[object, ast.Call]] = []
     for caller in dict.fromkeys(c for c in callers if c is not None):
         for function in [caller.tree] if anywhere else caller.index.of_type(ast.FunctionDef):
@@ -197,13 +196,9 @@ def forward_calls(ctx, cls: ast.ClassDef, anywhere: bool = False) -> list[tuple[
                 ask = lambda binding, caller=caller, call=call: method_called(caller, call, binding)  # noqa: E731
                 # from any code, also a model its callers pass in (`def train(model, data)`, `train(DAE(), data)`)
                 callees = [c for c, _ in per_call_site(caller, call, ask, ctx)] if anywhere else [ask(None)]
-                if not any(c is not None and c.function.name == "forward" and (_file(c.ctx), c.function.lineno) == home for c in callees):
+                if not any(c is not None and c.function.name == "forward" and (c.ctx.real_file, c.function.lineno) == home for c in callees):
                     continue
                 calls.append((caller, call))
                 if len(calls) > MAX_FORWARD_CALLS:
                     return None
     return calls
-
-
-def _file(ctx) -> str:
-    return os.path.realpath(ctx.real_path or ctx.path)

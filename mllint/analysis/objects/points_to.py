@@ -958,7 +958,7 @@ class Objects:
         found: frozenset | None = frozenset()
         for module in index.modules_storing(attribute, named=True) if index is not None else ():
             other = index.context(module)
-            if other is None or _file(other) == _file(self.ctx):
+            if other is None or other.real_file == self.ctx.real_file:
                 continue
             objects = self._of(other)
             for target, value, _ in objects._attribute_writes().get(attribute, ()):
@@ -1954,13 +1954,9 @@ def _makes_container(ctx, call: ast.Call) -> bool:
     return canonical_class(ctx.qualified_name(func)) in CONTAINER_CLASSES
 
 
-def _file(ctx) -> str:
-    return os.path.realpath(ctx.real_path or ctx.path)
-
-
 def _is_class(found: tuple | None, cls: ast.ClassDef, ctx) -> bool:
     """Is `found` (`class_of`'s answer) the class `cls` of the module `ctx`, however that module was read?"""
-    return found is not None and found[1].name == cls.name and found[1].lineno == cls.lineno and _file(found[0]) == _file(ctx)
+    return found is not None and found[1].name == cls.name and found[1].lineno == cls.lineno and found[0].real_file == ctx.real_file
 
 
 def _fallback(obj: Obj) -> bool:
