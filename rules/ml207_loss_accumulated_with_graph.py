@@ -201,6 +201,8 @@ class LossAccumulatedWithGraph(Rule):
                 reported.add(loss)
                 held = losses[used]
                 if held is not None and loss.id == used.id:  # the holder itself: `outputs.append(output)`
+                    if kept.replaced_without_graph(held, loss):
+                        continue
                     self.report(loss, CONTAINER_MESSAGE.format(loss=loss.id, total=ast.unparse(total), held=ast.unparse(held), line=held.lineno))
                     continue
                 message = self.message.format(loss=loss.id, total=ast.unparse(total))

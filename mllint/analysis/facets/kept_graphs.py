@@ -54,6 +54,21 @@ class KeptGraphs:
                 names[receiver] = None
         return names
 
+    def replaced_without_graph(self, held: ast.Subscript, kept: ast.AST) -> bool:
+        """Is the item `held` (`output["loss"]`, backpropagated) replaced by a value that carries no graph, after
+        the backward, in the block of the statement that keeps its holder (`output["loss"] = output["loss"].detach()`
+        before or after `outputs.append(output)`: the list holds the same dict)?"""
+        statement = self.ctx.scopes.statement(kept)
+        block = next((b for b in _blocks(self.ctx.scopes.parent(statement)) if statement in b), [statement])
+        item = ast.unparse(held)
+        return any(
+            isinstance(other, ast.Assign)
+            and other.lineno > held.lineno
+            and any(ast.unparse(target) == item for target in other.targets)
+            and self.flows.flow(other.value).state is State.NONE
+            for other in block
+        )
+
     def accumulations(self, loop: ast.AST):
         """(value, total as written, whether `.item()` after the value fixes it) for each value a statement of
         the loop's body adds into a total or appends to a list (`totals.added`). A sum computed under
@@ -279,6 +294,10 @@ class KeptGraphs:
         cls = callee.ctx.scopes.enclosing_class(callee.function)
         name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
         return name, f"{path}:{returned[-1].lineno}" if path else self.ctx.place(returned[-1])
+
+
+def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    return [getattr(node, field) for field in ("body", "orelse", "finalbody") if isinstance(getattr(node, field, None), list)]
 
 
 def _adds(statement: ast.AST) -> bool:
