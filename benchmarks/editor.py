@@ -6,7 +6,8 @@
 
 Measured, as medians: `initialize` (from starting `mllint server` to its answer, and the request alone);
 in pull mode (a client with the `textDocument/diagnostic` capability, as Neovim 0.10+), the time from an
-edit to the diagnostics of the edited text; in push mode (VS Code), the time from an edit to the
+edit to the diagnostics of the edited text, and of a pull of the unchanged text again (with `--baseline`,
+both servers run side by side, their edits interleaved); in push mode (VS Code), the time from an edit to the
 published diagnostics of its version, and that minus the server's debounce. The file is a training
 script of about 2,000 lines (eight concatenated). On a busy machine wall times stretch: each is printed
 with the CPU time the server process spent meanwhile (from /proc, on Linux), which does not.
@@ -95,21 +96,30 @@ def edited(text: str, version: int) -> str:
     return "".join(lines[:middle]) + f"# edit {version}\n" + "".join(lines[middle:])
 
 
-async def pull_latency(directory: Path, path: Path, edits: int, python: str = sys.executable) -> tuple[list[float], list[float]]:
-    editor, _, _ = await session(PULL, directory, python)
+async def pull_latency(directory: Path, path: Path, edits: int, pythons: list[str]) -> dict[str, dict[str, list[float]]]:
+    """Per server interpreter, edits interleaved between the servers: seconds from an edit to the
+    diagnostics of the edited text, and from a pull of the unchanged text again (as a client pulls when
+    the user switches back to the document) to its diagnostics, each with the server's CPU seconds."""
     uri, text = path.as_uri(), path.read_text(encoding="utf-8")
-    open_document(editor, uri, text)
     params = types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
-    await editor.text_document_diagnostic_async(params)  # the first lint reads the project
-    samples, cpu = [], []
+    editors = {}
+    for python in pythons:
+        editors[python], _, _ = await session(PULL, directory, python)
+        open_document(editors[python], uri, text)
+        await editors[python].text_document_diagnostic_async(params)  # the first lint reads the project
+    times: dict[str, dict[str, list[float]]] = {python: {} for python in pythons}
     for version in range(2, edits + 2):
-        start, cpu_start = time.perf_counter(), editor.cpu()
-        change(editor, uri, edited(text, version), version)
-        await editor.text_document_diagnostic_async(params)
-        samples.append(time.perf_counter() - start)
-        cpu.append(editor.cpu() - cpu_start)
-    await stop(editor)
-    return samples, cpu
+        for python, editor in editors.items():
+            for name, edit in (("edit", True), ("again", False)):
+                start, cpu_start = time.perf_counter(), editor.cpu()
+                if edit:
+                    change(editor, uri, edited(text, version), version)
+                await editor.text_document_diagnostic_async(params)
+                times[python].setdefault(name, []).append(time.perf_counter() - start)
+                times[python].setdefault(f"{name} cpu", []).append(editor.cpu() - cpu_start)
+    for editor in editors.values():
+        await stop(editor)
+    return times
 
 
 async def push_latency(directory: Path, path: Path, edits: int) -> tuple[list[float], list[float]]:
@@ -173,9 +183,14 @@ async def main() -> None:
         lines = path.read_text(encoding="utf-8").count("\n")
         for python, (whole, cpu) in (await initialize_times(directory, args.runs, pythons)).items():
             print(f"{python}: initialize, from starting the server: {milliseconds(whole)}; server CPU {milliseconds(cpu)}")
-        for python in pythons:
-            pull, cpu = await pull_latency(directory, path, args.edits, python)
-            print(f"{python}: pull, {lines}-line file, edit to diagnostics: {milliseconds(pull)}; server CPU {milliseconds(cpu)}")
+        pulls = await pull_latency(directory, path, args.edits, pythons)
+        for python, pull in pulls.items():
+            print(f"{python}: pull, {lines}-line file, edit to diagnostics: {milliseconds(pull['edit'])}; server CPU {milliseconds(pull['edit cpu'])}")
+            print(f"{python}: pull again, unchanged: {milliseconds(pull['again'])}; server CPU {milliseconds(pull['again cpu'])}")
+        if args.baseline:
+            this, baseline = pulls[sys.executable], pulls[args.baseline]
+            ratios = {name: statistics.median(this[name]) / statistics.median(baseline[name]) for name in this}
+            print("pull, this / baseline (medians): " + ", ".join(f"{name} {ratio:.2f}" for name, ratio in ratios.items()))
         push, cpu = await push_latency(directory, path, args.edits)
         print(f"push, edit to published diagnostics: {milliseconds(push)}; server CPU {milliseconds(cpu)}; "
               f"minus the {DEBOUNCE_SECONDS * 1000:.0f} ms debounce: {milliseconds([s - DEBOUNCE_SECONDS for s in push])}")  # fmt: skip

@@ -144,10 +144,31 @@ def project_of(path: str) -> ProjectIndex:
     return ProjectIndex.for_paths([path])
 
 
+@dataclass(frozen=True)
+class Lint:
+    """A document's last lint: the findings of its text under its selection in its project, and what else
+    the lint consulted (module, `name(` or `file:PATH` -> digest, as the result cache records them)."""
+
+    text: str
+    selection: Selection
+    roots: dict[str, frozenset[str] | None]
+    consulted: dict[str, str | None]
+    findings: list[Finding]
+
+    def stands(self, text: str, selection: Selection, project: ProjectIndex, path: str) -> bool:
+        """Are these findings those a lint would give now: the same text, selection and project, and
+        nothing it consulted changed (an open buffer's edit, a file's modification time)?"""
+        if (text, selection, project.roots) != (self.text, self.selection, self.roots):
+            return False
+        with project.running(path):  # modules found as the lint found them
+            return all(project.digest(module) == digest for module, digest in self.consulted.items())
+
+
 def diagnose(
-    snapshot: Snapshot, encoding: str | None, read: set[str] | None = None, editor: EditorSettings = EditorSettings()
+    snapshot: Snapshot, encoding: str | None, last: dict[str, Lint] | None = None, editor: EditorSettings = EditorSettings()
 ) -> list[types.Diagnostic]:
-    """The document's diagnostics; `read` gets the other modules of the project the lint read."""
+    """The document's diagnostics. `last`: each document's last lint, taken again while it stands (a client
+    pulls an unchanged document again, a save lints every open one), and replaced by this one's."""
     from mllint.config import ConfigError
     from mllint.engine import lint_text
     from mllint.registry import RegistryError
@@ -160,12 +181,15 @@ def diagnose(
         return []
     buffer = Buffer(snapshot.text, encoding)
     project = project_of(snapshot.path)
-    with project.recording() as consulted:
-        findings = lint_text(snapshot.text, snapshot.path, selection, project)
-    if read is not None:
-        read.update(consulted)
+    lint = (last or {}).get(snapshot.uri)
+    if lint is None or not lint.stands(snapshot.text, selection, project, snapshot.path):
+        with project.recording() as consulted:
+            findings = lint_text(snapshot.text, snapshot.path, selection, project)
+        lint = Lint(snapshot.text, selection, project.roots, dict(consulted), findings)
+    if last is not None:
+        last[snapshot.uri] = lint
     places = RelatedPlaces(encoding, {(snapshot.path, None): (snapshot.uri, buffer)})
-    return [to_diagnostic(finding, buffer, snapshot.version, places) for finding in findings]
+    return [to_diagnostic(finding, buffer, snapshot.version, places) for finding in lint.findings]
 
 
 def diagnose_notebook(
@@ -446,7 +470,7 @@ class MllintServer(LanguageServer):
             notebook_document_sync=notebooks, converter_factory=lambda: CONVERTER,
         )  # fmt: skip
         self.pending: dict[str, asyncio.Task] = {}  # the scheduled or running lint of each document
-        self.read: dict[str, set[str]] = {}  # per open document: the other modules its last lint read
+        self.linted: dict[str, Lint] = {}  # per open document: its last lint (what it read, its findings)
         self.initialization_options: object = None
         self.editor = EditorSettings()
 
@@ -496,8 +520,7 @@ class MllintServer(LanguageServer):
         notebook = self.notebook_snapshot(snapshot.uri)
         if notebook is not None:
             return (await asyncio.to_thread(diagnose_notebook, notebook, self.encoding, self.editor)).get(snapshot.uri, [])
-        self.read[snapshot.uri] = read = set()
-        return await asyncio.to_thread(diagnose, snapshot, self.encoding, read, self.editor)
+        return await asyncio.to_thread(diagnose, snapshot, self.encoding, self.linted, self.editor)
 
     def sync_buffers(self) -> None:
         """The project reads the open Python documents from their buffers, unsaved edits included."""
@@ -513,15 +536,15 @@ class MllintServer(LanguageServer):
 
         module = module_name_of(to_fs_path(uri) or uri)[1].name
         readers = [
-            other for other, read in self.read.items() if other != uri and any(
-                name == module or (name.endswith(CALLS_KEY) and (text is None or name in text)) for name in read
+            other for other, lint in list(self.linted.items()) if other != uri and any(
+                name == module or (name.endswith(CALLS_KEY) and (text is None or name in text)) for name in lint.consulted
             )
         ]  # fmt: skip
         self._lint_again(readers)
 
     def lint_documents_reading(self, files: set[str]) -> None:
         """Lint again the open documents whose last lint read one of these files (`FILE_KEY` + path)."""
-        self._lint_again([uri for uri, read in self.read.items() if read & files])
+        self._lint_again([uri for uri, lint in list(self.linted.items()) if files & lint.consulted.keys()])
 
     def _lint_again(self, readers: list[str]) -> None:
         if not readers:
@@ -696,7 +719,7 @@ def did_close(ls: MllintServer, params: types.DidCloseTextDocumentParams) -> Non
     """The closed document is read from its file again, unsaved edits gone: its readers are linted again."""
     uri = params.text_document.uri
     ls.cancel_lint(uri)
-    ls.read.pop(uri, None)
+    ls.linted.pop(uri, None)
     ls.sync_buffers()
     if not ls.pulls_diagnostics:
         ls.publish(uri, [])

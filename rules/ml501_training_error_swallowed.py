@@ -213,14 +213,14 @@ class TrainingErrorSwallowed(Rule):
         decorators = [d for d in node.decorator_list if isinstance(_called(d), (ast.Name, ast.Attribute))]
         if not decorators:
             return
+        handled = self.ctx.analysis(HandledErrors)
+        swallowing = [(d, found) for d in decorators if (found := handled.swallowing_decorator(_called(d), node))]
+        if not swallowing:
+            return  # (first: most decorators swallow nothing, and the function's events cost more)
         events = self.ctx.analysis(TrainingLoops).events_of_statements(node.body)
         if not ({EventKind.BACKWARD, EventKind.STEP} <= {e.kind for e in events}):
             return
-        for decorator in decorators:
-            found = self.ctx.analysis(HandledErrors).swallowing_decorator(_called(decorator), node)
-            if found is None:
-                continue
-            ctx, handler = found
+        for decorator, (ctx, handler) in swallowing:
             written = f"except {ctx.text(handler.type)}" if handler.type is not None else "except"
             where = f"line {handler.lineno}" if ctx is self.ctx else f"{self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)}:{handler.lineno}"
             self.report(

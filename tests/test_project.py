@@ -297,12 +297,25 @@ def test_standard_input_is_its_module_and_the_siblings_come_from_disk(package):
 # The language server.
 
 
-def test_the_server_lints_the_buffer_against_the_files_on_disk(package):
-    path = str(package / "pkg" / "train.py")
-    [diagnostic] = diagnose(Snapshot("file://" + path, path, TRAIN, 1), None)
+def test_the_server_lints_the_buffer_against_the_files_on_disk(package, monkeypatch):
+    import mllint.engine
+
+    path, last, linted = str(package / "pkg" / "train.py"), {}, []
+    lint_text = mllint.engine.lint_text
+    monkeypatch.setattr(mllint.engine, "lint_text", lambda *a: linted.append(a[1]) or lint_text(*a))
+    [diagnostic] = diagnose(Snapshot("file://" + path, path, TRAIN, 1), None, last)
     assert diagnostic.code == "ML101" and "models.py:11" in diagnostic.message
+    [again] = diagnose(Snapshot("file://" + path, path, TRAIN, 2), None, last)
+    assert (again.message, again.range, again.data["version"], len(linted)) == (diagnostic.message, diagnostic.range, 2, 1)  # it stands
+    project.use_buffers({path: TRAIN, str(package / "pkg" / "models.py"): LOGITS_MODELS})  # an unsaved edit of models.py
+    try:
+        assert diagnose(Snapshot("file://" + path, path, TRAIN, 3), None, last) == []
+    finally:
+        project.use_buffers({})
+    assert len(diagnose(Snapshot("file://" + path, path, TRAIN, 4), None, last)) == 1
     (package / "pkg" / "models.py").write_text(LOGITS_MODELS)
-    assert diagnose(Snapshot("file://" + path, path, TRAIN, 2), None) == []
+    assert diagnose(Snapshot("file://" + path, path, TRAIN, 5), None, last) == []
+    assert len(linted) == 4
 
 
 def test_summaries_outlive_the_parsed_modules_they_were_read_from(tmp_path, monkeypatch):

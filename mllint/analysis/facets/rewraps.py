@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from mllint.analysis.facets.gradients import GRAPH, VALUE_CUTS, Given, GradientFlow, State, is_cut_method
 from mllint.analysis.program.callers import Callers
-from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import module_statements
 
@@ -38,6 +38,8 @@ class Rewrapped:
 def rewrapped_returns(ctx) -> list[Rewrapped]:
     found = []
     for name, function, owner in _defined(ctx):
+        if not any(_rewrap(ctx, call) for call in ctx.index.within(function, ast.Call)):
+            continue  # (most functions: no need to read what they assign)
         assigned = _assigned(function)
         given = {p.arg for p in parameters(function, variadic=False)[1:]} if isinstance(owner, ast.ClassDef) else set()
         for call in _returned_rewraps(ctx, function, assigned):
@@ -100,7 +102,7 @@ def _assigned(function: ast.AST) -> dict[str, list[ast.AST]]:
 def _returned_rewraps(ctx, function: ast.AST, assigned: dict[str, list[ast.AST]]) -> list[ast.Call]:
     """The rewrapping calls with `requires_grad=True` the function returns, as a whole value (or a tuple's element)."""
     found = []
-    for returned in returned_expressions(function.body) or ():
+    for returned in function_returns(function) or ():
         for value in returned.elts if isinstance(returned, ast.Tuple) else [returned]:
             for _ in range(MAX_NAMES):
                 while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not _rewrap(ctx, value):
@@ -114,10 +116,10 @@ def _returned_rewraps(ctx, function: ast.AST, assigned: dict[str, list[ast.AST]]
 
 
 def _rewrap(ctx, node: ast.AST) -> bool:
-    if not (isinstance(node, ast.Call) and node.args and ctx.qualified_name(node.func) in REWRAPPING):
+    if not (isinstance(node, ast.Call) and node.args):
         return False
     flag = next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
-    return isinstance(flag, ast.Constant) and flag.value is True
+    return isinstance(flag, ast.Constant) and flag.value is True and ctx.qualified_name(node.func) in REWRAPPING
 
 
 def _taken_out(value: ast.AST, assigned: dict[str, list[ast.AST]], given: set[str]) -> ast.AST | None:
