@@ -458,11 +458,22 @@ class Interpreter(Operations):
         self.env[name] = Tensor(None, ("assigned", id(node), name), name)
 
     def forget_in_place_receiver(self, expr: ast.AST) -> None:
-        """`x.unsqueeze_(1)`, `x.resize_(...)`: an in-place method may change the receiver's shape."""
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name):
-            method = expr.func.attr
-            if method.endswith("_") and not keeps_shape(method):
-                self.forget(expr.func.value.id, expr)
+        """`x.unsqueeze_(1)`, `x.data.resize_(n).fill_(1)`: an in-place method may change the shape of the
+        name it runs on (or of its `.data`); `resize_(sizes)` gives it those sizes."""
+        changes = []
+        while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr.endswith("_"):
+            changes.append(expr)
+            expr = expr.func.value
+        expr = expr.value if isinstance(expr, ast.Attribute) and expr.attr == "data" else expr
+        changes = [c for c in changes if not keeps_shape(c.func.attr)]
+        if not isinstance(expr, ast.Name) or not changes:
+            return
+        last = changes[0]  # (the outermost: the chain's last change)
+        sizes = self.sizes(last.args) if last.func.attr == "resize_" and last.args and not last.keywords else None
+        if sizes is not None:
+            self.env[expr.id] = Tensor(sizes, ("resized", id(last)))
+        else:
+            self.forget(expr.id, last)
 
     def asserted(self, test: ast.AST) -> None:
         """`assert x.shape == (n, 32, 32, 3)`, `assert x.shape[1:] == (32, 32, 3)`, `assert x.ndim == 2`: a
