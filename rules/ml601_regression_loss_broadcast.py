@@ -72,7 +72,10 @@ class RegressionLossBroadcast(Rule):
     criteria.items(): crit(out[name], y[name])`, `criteria` a literal a builder may return), judged one
     key at a time where that key's loss is a regression loss (the message names the key). A size of the
     result that two different symbols decide (`(B, H)` against `(B, 1, H')`) is shown as `?`: the
-    `(B, B)` stretch is there whatever it is.
+    `(B, B)` stretch is there whatever it is. Targets made the legacy way count too
+    (`Variable(torch.FloatTensor(opt.batch_size).fill_(1))`, resized by `t.data.resize_(n)`), a batch
+    field read at a key set once (`batch[self.target_key]`), and a head sized by a parameter that every
+    construction passes 1 as (`Net(8, 32, 1)`, built in one module and kept by a trainer of another).
 
     ## Why is this bad?
     The loss broadcasts `(N, 1)` against `(N,)` to `(N, N)`: it compares every prediction with every

@@ -61,6 +61,27 @@ TENSOR_METHODS = (
 )  # fmt: skip
 
 
+# How a count is spelled: the last name of `n`, `opt.batch_size`, `num_items`, `n_rows`, `self.bs`.
+COUNT_NAMES = frozenset({"n", "bs", "batchsize"})
+COUNT_PREFIXES, COUNT_SUFFIXES = ("n_", "num_"), ("_size", "_len", "_count")
+
+
+def _spells_a_count(node: ast.AST) -> bool:
+    """Is `node` a name or attribute spelled as a count (`batch_size`, `cfg.n_samples`, `len(x)`)? A
+    legacy constructor given one (`torch.FloatTensor(opt.batch_size)`) makes a tensor of that size;
+    given data (`torch.FloatTensor(rewards)`), one of the data's shape."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id == "len" or node.func.id == "int" and len(node.args) == 1 and _spells_a_count(node.args[0])
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    name = name.lower()
+    return name in COUNT_NAMES or name.startswith(COUNT_PREFIXES) or name.endswith(COUNT_SUFFIXES)
+
+
+def _unknown(value: object) -> bool:
+    """A value the analysis knows nothing of (no shape, no ends, no Python structure)."""
+    return value is None or isinstance(value, Tensor) and value.shape is None and not value.ends
+
+
 class Operations:
     def dim(self, node: ast.AST) -> Dim:
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv)):
@@ -178,8 +199,9 @@ class Operations:
             return self.sizes([given]) if given is not None else None  # (none given: a number)
         if kind == LEGACY and args:
             values = [self.value_of(a) for a in args]
-            if all(isinstance(v, Number) and v.dim is not None for v in values) or isinstance(values[0], Size):
-                return self.sizes(args)  # `torch.Tensor(n, d)`: uninitialised, of those sizes
+            counts = [isinstance(v, Number) and v.dim is not None or (_unknown(v) and _spells_a_count(a)) for a, v in zip(args, values)]
+            if all(counts) or isinstance(values[0], Size):
+                return self.sizes(args)  # `torch.Tensor(n, d)`, `torch.FloatTensor(opt.batch_size)`: uninitialised, of those sizes
             return self.from_array(args[0]) if len(args) == 1 else None
         if kind == ARRAY:
             return self.from_array(given) if given is not None else None

@@ -458,11 +458,22 @@ class Interpreter(Operations):
         self.env[name] = Tensor(None, ("assigned", id(node), name), name)
 
     def forget_in_place_receiver(self, expr: ast.AST) -> None:
-        """`x.unsqueeze_(1)`, `x.resize_(...)`: an in-place method may change the receiver's shape."""
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name):
-            method = expr.func.attr
-            if method.endswith("_") and not keeps_shape(method):
-                self.forget(expr.func.value.id, expr)
+        """`x.unsqueeze_(1)`, `x.data.resize_(n).fill_(1)`: an in-place method may change the shape of the
+        name it runs on (or of its `.data`); `resize_(sizes)` gives it those sizes."""
+        changes = []
+        while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr.endswith("_"):
+            changes.append(expr)
+            expr = expr.func.value
+        expr = expr.value if isinstance(expr, ast.Attribute) and expr.attr == "data" else expr
+        changes = [c for c in changes if not keeps_shape(c.func.attr)]
+        if not isinstance(expr, ast.Name) or not changes:
+            return
+        last = changes[0]  # (the outermost: the chain's last change)
+        sizes = self.sizes(last.args) if last.func.attr == "resize_" and last.args and not last.keywords else None
+        if sizes is not None:
+            self.env[expr.id] = Tensor(sizes, ("resized", id(last)))
+        else:
+            self.forget(expr.id, last)
 
     def asserted(self, test: ast.AST) -> None:
         """`assert x.shape == (n, 32, 32, 3)`, `assert x.shape[1:] == (32, 32, 3)`, `assert x.ndim == 2`: a
@@ -707,12 +718,21 @@ class Interpreter(Operations):
             return base.item if not isinstance(index, ast.Slice) else Listed(base.item, slice_length(index, base.length))
         if isinstance(base, Fields) and self.turn is not None and isinstance(index, ast.Name) and index.id == self.turn[0]:
             return base.get(self.turn[1])  # `out[name]` in the turn of one key
+        key = self.constant_key(index) if isinstance(base, Fields) else None
+        if key is not None:
+            return base.get(key.value)  # `batch["y"]`, `batch[self.target_key]` of a key set once
         if isinstance(base, Fields) and not isinstance(index, (ast.Constant, ast.Slice)) and (base.values or base.rest is not None):
             held = [v for _, v in base.values] + ([base.rest] if base.rest is not None else [])
             return _alike(held, ("item", id(node)))  # `loaders[split]`: whichever it is, what they all are alike
-        if isinstance(base, Fields) and isinstance(index, ast.Constant):
-            return base.get(index.value)
         return None
+
+    def constant_key(self, key: ast.AST) -> ast.Constant | None:
+        """The one string a dict key is: a literal, or a name or attribute that is that string under
+        every call site (`self.label_name` of `__init__(self, label_name="y")`)."""
+        if isinstance(key, ast.Constant):
+            return key
+        found = self.shapes.constants(key) if isinstance(key, (ast.Name, ast.Attribute)) else None
+        return ast.Constant(next(iter(found))) if found and len(found) == 1 and isinstance(next(iter(found)), str) else None
 
     def indexed_ends(self, base: Tensor, items: list[ast.AST]) -> tuple | None:
         """The known first sizes of a tensor of unknown rank indexed by one item: `x[i:i + 1]` is `(1, ...)`,
@@ -849,12 +869,12 @@ class Interpreter(Operations):
         if fields is not None:  # `dict(pred=p)`, `Output(pred=p, emb=h)` of a dataclass: its fields' shapes by name
             return Fields(tuple((field, self.seen.get(value)) for field, value in fields.items()))
         if isinstance(receiver, Fields) and node.func.attr in ("get", "pop") and node.args:
-            key = node.args[0]
-            if not isinstance(key, ast.Constant):
+            key = self.constant_key(node.args[0])
+            if key is None:
                 return None
             if node.func.attr == "pop" and isinstance(node.func.value, ast.Name):  # `inputs.pop("labels")`: gone from `inputs`
                 self.env[node.func.value.id] = Fields(tuple((k, v) for k, v in receiver.values if k != key.value))
-            return receiver.get(key.value)  # `batch.get("y")`
+            return receiver.get(key.value)  # `batch.get("y")`, `kwargs.get(self.label_name)`
         if isinstance(receiver, Fields) and node.func.attr in ("items", "values") and not node.args:
             held = _alike([v for _, v in receiver.values] + ([receiver.rest] if receiver.rest is not None else []), ("held", id(node)))
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None

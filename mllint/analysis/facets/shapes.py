@@ -786,18 +786,21 @@ class Shapes:
             given = self._parameter_symbol(owner)
             return Sym(("field", *given.key[1:], expr.attr), f"{given.label}.{expr.attr}") if given is not None else None
         symbol = self._parameter_symbol(expr)
-        return (self._defaulted_size(expr) if symbol is not None else None) or symbol
+        return (self._column_size(expr) if symbol is not None else None) or symbol
 
-    def _defaulted_size(self, parameter: ast.Name) -> int | None:
-        """A size parameter (`d_out=1`) that every call site of its function leaves to its default 1 or passes
-        1 as: 1 (`nn.Linear(d, d_out)` of an `MLP(8)` is a column). None when a call unpacks `*args`/`**kwargs`
-        or passes anything else."""
+    def _column_size(self, parameter: ast.Name) -> int | None:
+        """A size parameter (`d_out=1`, `n_out`) that every call site of its function passes 1 as or leaves
+        to its default 1: 1 (`nn.Linear(d, d_out)` of an `MLP(8)` or of `Net(8, 1)` is a column). None when a
+        call unpacks `*args`/`**kwargs` or passes anything else, or no call site is found."""
         function = self.ctx.scopes.enclosing_function(parameter)  # (a file of no known module: its calls are not searched)
-        default = parameter_defaults(function).get(parameter.id) if function is not None and self.ctx.module is not None else None
-        if int_literal(default) is None:
+        if function is None or self.ctx.module is None:
+            return None
+        default = parameter_defaults(function).get(parameter.id)
+        if default is not None and int_literal(default) is None:
             return None
         sizes = set()
-        for binding in self.ctx.analysis(Callers).bindings(function):
+        callers = self.ctx.analysis(Callers) if self.ctx.project is not None or not _LINTED else _LINTED[-1]  # (as `passed_arguments`)
+        for binding in callers.bindings_in(self.ctx, function):
             call = binding.call
             if call is not None and (any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)):
                 return None

@@ -94,6 +94,7 @@ FUNCTIONS: dict[str, Row] = {
     **_rows("numpy.", _NUMPY_MATH, Row(ELEMENTWISE, 0, "x")),
     **_rows("torch.", "zeros_like ones_like empty_like full_like rand_like randn_like randint_like bernoulli", Row(LIKE, 0, "input")),
     **_rows("torch.nn.", "Parameter parameter.Parameter", Row(LIKE, 0, "data")),
+    **_rows("torch.autograd.", "Variable variable.Variable", Row(LIKE, 0, "data")),  # the legacy wrapper
     **_rows("numpy.", "zeros_like ones_like empty_like full_like", Row(LIKE, 0, "a")),
     **_rows("torch.", "add sub subtract mul multiply div divide true_divide pow maximum minimum fmax fmin atan2 hypot", Row(BROADCAST, method=(0, 1))),
     **_rows("numpy.", "add subtract multiply divide true_divide floor_divide power maximum minimum fmax fmin hypot arctan2", Row(BROADCAST, method=(0, 1))),
