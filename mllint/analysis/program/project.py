@@ -979,7 +979,7 @@ class ProjectView:
         if value is None or depth > MAX_DEPTH:
             return None
         if isinstance(value, Made):
-            line = (value.activation or value.node).lineno
+            line = _placed_line(value)
             contained = value.activation is not None
             return Found(value.kind, value.layer, value.node, module, line, contained=contained, rows=value.rows, defaulted=value.defaulted, normalised=value.normalised)
         if isinstance(value, Ref):
@@ -1447,6 +1447,15 @@ def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
     else:
         same = all(r == first for r in resolved)
     return resolved[-1] if same else None
+
+
+def _placed_line(made: Made) -> int:
+    """Where a layer's kind is made: its activation's line, or, for an activation built elsewhere and put
+    into a container (`nn.Sequential(self.fc, self.softmax)` in `forward`), the container's."""
+    inner = made.activation
+    if inner is None or made.node.lineno <= inner.lineno <= (made.node.end_lineno or made.node.lineno):
+        return (inner or made.node).lineno
+    return made.node.lineno
 
 
 def _combined(parts: list[Resolved | None]) -> Found | None:
