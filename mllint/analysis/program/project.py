@@ -1450,12 +1450,9 @@ def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
 
 
 def _placed_line(made: Made) -> int:
-    """Where a layer's kind is made: its activation's line, or, for an activation built elsewhere and put
-    into a container (`nn.Sequential(self.fc, self.softmax)` in `forward`), the container's."""
-    inner = made.activation
-    if inner is None or made.node.lineno <= inner.lineno <= (made.node.end_lineno or made.node.lineno):
-        return (inner or made.node).lineno
-    return made.node.lineno
+    """Where a layer's kind is made: its activation's line, or, for an activation built on its own and
+    listed by name in a container (`nn.Sequential(self.fc, self.softmax)` in `forward`), the container's."""
+    return made.node.lineno if made.listed_apart else (made.activation or made.node).lineno
 
 
 def _combined(parts: list[Resolved | None]) -> Found | None:
