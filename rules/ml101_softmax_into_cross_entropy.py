@@ -33,6 +33,11 @@ class SoftmaxIntoCrossEntropy(Rule):
     `functools.partial` of it (`bc_loss = partial(F.cross_entropy, label_smoothing=0.1)`, a parameter's
     default `loss=F.cross_entropy`), with its input as `**` a dict (`kw = {"input": probs, ...}`).
 
+    A loss called out of view counts too: a library's training wrapper handed the model and the loss
+    (`NeuralNet(module=Net, criterion=nn.CrossEntropyLoss)`, `Model(net, "adam", nn.CrossEntropyLoss())`)
+    calls the loss on the model's output, and so does the code out of view for a loss built beside the one
+    model of its scope and read nowhere in a file that calls no loss (a fragment). The finding is at the model.
+
     ## Why is this bad?
     Cross-entropy applies `log_softmax` itself and expects raw logits. A softmax first squashes the logits
     into (0, 1), so the loss sees almost uniform scores: gradients shrink, training stalls and the loss

@@ -25,7 +25,7 @@ from mllint.analysis.objects.constants import binding_constants, call_constants,
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.objects.turns import turns
 from mllint.analysis.program.hierarchy import inherited_method
-from mllint.analysis.program.project import ProjectView, followed_view
+from mllint.analysis.program.project import Instance, ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.folding import runs_under
 from mllint.analysis.syntax.scopes import parameters
@@ -98,6 +98,8 @@ APPLIES = {CROSS_ENTROPY: "log_softmax", BCE_WITH_LOGITS: "the sigmoid"}
 
 
 LOSS_NAME = re.compile(r"loss|crit|objective", re.IGNORECASE)  # what a parameter holding a loss is called
+MODEL_KEYWORDS = frozenset({"module", "model"})  # how a training wrapper is handed the model by keyword
+PARTIAL = frozenset({"functools.partial"})  # binds a function's arguments: not a wrapper that trains
 
 
 @dataclass(frozen=True)
@@ -131,11 +133,85 @@ class LossCalls:
     def inputs(self) -> dict[ast.Call, list[LossInput]]:
         """The calls that may compute a loss, in source order, with the loss and the kind of their input:
         the one the code tells, or one per call site that tells both."""
-        return {
-            call: [f for found, _ in per_call_site(self.ctx, call, lambda b, call=call: self._inputs(call, b)) for f in found]
-            for call in self.ctx.index.of_type(ast.Call)
-            if self._may_be_a_loss_function(call.func) or self._may_hold_a_loss(call)
-        }
+        found = {}
+        for call in self.ctx.index.of_type(ast.Call):
+            if self._may_be_a_loss_function(call.func) or self._may_hold_a_loss(call):
+                found[call] = [f for inputs, _ in per_call_site(self.ctx, call, lambda b, call=call: self._inputs(call, b)) for f in inputs]
+            handed = self._handed_input(call) if not found.get(call) else None
+            if handed is not None:
+                found[call] = [handed]
+        if not any(found.values()):
+            found.update((call, [f]) for call, f in self._unread_losses())
+        return found
+
+    def _unread_losses(self) -> Iterator[tuple[ast.Call, LossInput]]:
+        """A loss that applies an activation itself built beside the one model of its scope (`model = Net()`,
+        `criterion = nn.BCEWithLogitsLoss()`) and read nowhere in the file, which calls no loss it understands:
+        code out of view (a fragment's, a framework's) calls it on that model's output, the model the input."""
+        ctx, view = self.ctx, self.ctx.analysis(ProjectView)
+        by_scope: dict[ast.AST | None, list[tuple[ast.Name, ast.Call]]] = {}
+        for node in ctx.index.of_type(ast.Assign):
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call):
+                by_scope.setdefault(ctx.scopes.enclosing_scope(node), []).append((node.targets[0], node.value))
+        for built_here in by_scope.values():
+            losses = [(n, c) for n, c in built_here if self._loss_of_class(ctx.qualified_name(c.func)) in APPLIES and n.id not in self._read_names]
+            models = [(n, c) for n, c in built_here if self._model_value(c) is not None]
+            if len(losses) != 1 or len({n.id for n, _ in models}) != 1:
+                continue
+            (_, loss), (name, model) = losses[0], models[-1]
+            origin = view.origin_of(Called(self._model_value(model), model))
+            if origin is not None:
+                kind = self._loss_of_class(ctx.qualified_name(loss.func))
+                yield loss, LossInput(kind, ctx.text(loss), model, origin, f" (built beside `{name.id}`, its call out of view)")
+
+    def _model_value(self, constructor: ast.Call):
+        """The value of a construction that makes a model: an instance of a module of the project, or a torch
+        container of layers (`nn.Sequential(...)`); None for anything else."""
+        view = self.ctx.analysis(ProjectView)
+        value = self.ctx.analysis(ValueKinds).value(constructor)
+        found = view.resolve(value, view.own) if value is not None else None
+        return value if isinstance(found, Instance) or (getattr(found, "layer", False) and canonical_class(self.ctx.qualified_name(constructor.func)) == SEQUENTIAL) else None
+
+    @cached_property
+    def _read_names(self) -> frozenset[str]:
+        """The names the file reads anywhere."""
+        return frozenset(n.id for n in self.ctx.index.of_type(ast.Name) if isinstance(n.ctx, ast.Load))
+
+    def _handed_input(self, call: ast.Call) -> LossInput | None:
+        """A library's training wrapper handed a model of the project and a loss that applies an activation
+        itself (`NeuralNetClassifier(Net, criterion=nn.CrossEntropyLoss)`, `Model(net, "adam",
+        nn.CrossEntropyLoss())`): the wrapper, not the code in view, calls the loss on the model's output,
+        so the model (a class or an instance) is the loss input. The loss is told by its value (a loss
+        class, instance or function), at any place or keyword; the model is the first argument or one passed
+        as `module=`/`model=`."""
+        ctx = self.ctx
+        view = ctx.analysis(ProjectView)
+        wrapper = ctx.qualified_name(call.func)
+        if wrapper is None or wrapper in LOSSES or wrapper in PARTIAL:
+            return None
+        losses = {self._handed_loss(a) for a in [*call.args, *(k.value for k in call.keywords)]} - {None}
+        model = next((k.value for k in call.keywords if k.arg in MODEL_KEYWORDS), call.args[0] if call.args else None)
+        if len(losses) != 1 or model is None:
+            return None
+        loss, given = losses.pop()
+        if loss not in APPLIES or _keeps_handed(view, wrapper, call, given):
+            return None  # (an NLL given with a softmax model: skorch takes the log of probabilities itself)
+        value = ctx.analysis(ValueKinds).value(model)
+        named = _class_name(ctx, ast.Call(func=model)) if value is None and isinstance(model, ast.Name | ast.Attribute) else None
+        value = Called(Ref(named), model) if named is not None else value  # the class: the wrapper builds it
+        origin = view.origin_of(Called(value, model)) if isinstance(view.resolve(value, view.own), Instance) else None
+        if origin is None:
+            return None
+        return LossInput(loss, ctx.text(given), model, origin, f" (handed to `{ctx.text(call.func)}` with the model)")
+
+    def _handed_loss(self, argument: ast.AST) -> tuple[str, ast.AST] | None:
+        """(the loss, its expression) of an argument that is a torch loss: a class, an instance or a
+        function (`nn.CrossEntropyLoss`, `nn.CrossEntropyLoss(weight=w)`, `F.cross_entropy`)."""
+        if isinstance(argument, ast.Call):
+            loss = self._loss_of_class(self.ctx.qualified_name(argument.func))
+        else:
+            loss = LOSSES.get(self.ctx.qualified_name(argument)) if isinstance(argument, ast.Name | ast.Attribute) else None
+        return (loss, argument) if loss is not None else None
 
     def _inputs(self, call: ast.Call, binding) -> list[LossInput] | None:
         """The call's input under `binding`; or else, in a loop over a dict with known keys (`turns`), its
@@ -515,6 +591,32 @@ def loss_function(ctx, func: ast.AST, binding=None) -> str | None:
     names = called_names(ctx, func, binding)
     losses = {LOSSES.get(name) if name.rsplit(".", 1)[-1].islower() else None for name in names or ()}
     return losses.pop() if len(losses) == 1 else None
+
+
+def _keeps_handed(view: ProjectView, wrapper: str, call: ast.Call, given: ast.AST) -> bool:
+    """Does the code of the project that `call` calls use the loss it is handed, so that its own loss call is
+    the one judged (per call site)? A function or a module of the project does; a class of the project does
+    when its `__init__` reads the parameter the loss is passed for (`self.loss_fn = loss_fn`), not when it
+    only hands it to a library base (`class Net(skorch.NeuralNet)` passing `criterion` to `super().__init__`)."""
+    found = view.class_summary(wrapper)
+    if found is None or view.is_module_like(wrapper):
+        return view.find(wrapper) is not None
+    home, cls = found[1].definition()
+    init = inherited_method(home, cls, "__init__", view) if cls is not None else None
+    if init is None:
+        return False
+    keyword = next((k.arg for k in call.keywords if k.value is given), None)
+    own = parameters(init[1])[1:]
+    at = next((i for i, a in enumerate(call.args) if a is given), None)
+    name = keyword if keyword is not None else own[at].arg if at is not None and at < len(own) else None
+    passed_up = {id(n) for call in ast.walk(init[1]) if isinstance(call, ast.Call) and _calls_super_init(call) for n in ast.walk(call)}
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in passed_up for n in ast.walk(init[1]))
+
+
+def _calls_super_init(call: ast.Call) -> bool:
+    """`super().__init__(...)`, `super(Net, self).__init__(...)`."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call) and called_name(func.value.func) == "super"
 
 
 def _taking_input(ctx, obj) -> tuple:

@@ -979,7 +979,7 @@ class ProjectView:
         if value is None or depth > MAX_DEPTH:
             return None
         if isinstance(value, Made):
-            line = (value.activation or value.node).lineno
+            line = _placed_line(value)
             contained = value.activation is not None
             return Found(value.kind, value.layer, value.node, module, line, contained=contained, rows=value.rows, defaulted=value.defaulted, normalised=value.normalised)
         if isinstance(value, Ref):
@@ -1109,7 +1109,8 @@ class ProjectView:
             returned = cls.forward_deciding(value.decide) if name == "forward" and value.decide is not None else cls.returns_of(name)
             result = _as_called(self.resolve(returned, owner, depth + 1), self._definition(callee.cls, "__init__"), callee.site)
             if result is None and value.decide is None:
-                result = self._applied(self._definition(f"{owner.name}.{cls.name}", name), value.node, module, depth)
+                made = (self._class_node(callee.cls), callee.site)  # what `self.layer = layer` holds
+                result = self._applied(self._definition(f"{owner.name}.{cls.name}", name), value.node, module, depth, made)
             via = f"{cls.name}.{name}"
         elif isinstance(callee, TaskModel):  # its output: a record whose `.logits` are raw scores (the call may be the linted file's)
             home = self.own if self.ctx.scopes.parent(value.node) is not None else module
@@ -1225,26 +1226,35 @@ class ProjectView:
         held = found[1].attribute(callee.method) if found is not None else None
         return self._call(Called(held, value.node), found[0], depth + 1) if held is not None else None
 
-    def _applied(self, function: ast.AST | None, call: object, module: ModuleSummary, depth: int) -> Resolved | None:
+    def _applied(self, function: ast.AST | None, call: object, module: ModuleSummary, depth: int, made: tuple = (None, None)) -> Resolved | None:
         """What `function` returns under `call` (of `module`) when each of its returns calls a parameter it never
-        rebinds (`return layer(x)` in `def forward(self, x, layer)`, or `out = layer(x)` once, `return out`):
-        what calling the argument `call` passes for it returns, when those agree; None otherwise (also when a
-        return does more with the call)."""
+        rebinds (`return layer(x)` in `def forward(self, x, layer)`, or `out = layer(x)` once, `return out`), or
+        a layer `__init__` keeps from its parameter (`self.layer = layer`, `return self.layer(self.drop(x))`)
+        as the instance's construction in `module` passes it (`made`: the class, the construction): what
+        calling the argument passed for it returns, when those agree; None otherwise (also when a return does
+        more with the call)."""
         returned = function_returns(function) if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) else None
         ctx = self.ctx if module is self.own else self.index.context(module.name) if self.index is not None else None
         if not returned or not isinstance(call, ast.Call) or ctx is None:
             return None
         first = [*function.args.posonlyargs, *function.args.args][:1]
         bound = bind_arguments(call, function, skips_first=bool(first) and first[0].arg in ("self", "cls"))
+        cls, site = made
+        kept = _kept_parameters(cls) if isinstance(site, ast.Call) and ctx.scopes.parent(site) is not None else {}
+        given = bind_arguments(site, own_method(cls, "__init__", ast.FunctionDef), skips_first=True) if kept else {}
         stored = [n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
         once = {a.targets[0].id: a.value for a in ast.walk(function) if _assigns_name(a) and stored.count(a.targets[0].id) == 1}
         found = []
         for expr in returned:
             expr = once.get(expr.id, expr) if isinstance(expr, ast.Name) else expr  # `out = layer(h)`; `return out`
-            applied = expr.func.id if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) else None
-            if bound.get(applied) is None or applied in stored:
+            func = expr.func if isinstance(expr, ast.Call) else None
+            if isinstance(func, ast.Name) and bound.get(func.id) is not None and func.id not in stored:
+                passed = bound[func.id]
+            elif is_self_attribute(func) and given.get(kept.get(func.attr)) is not None:
+                passed = given[kept[func.attr]]
+            else:
                 return None
-            found.append(self._call(Called(ctx.analysis(ValueKinds).value(bound[applied]), call), module, depth + 1))
+            found.append(self._call(Called(ctx.analysis(ValueKinds).value(passed), call), module, depth + 1))
         return _agreed(found)
 
     def _built_from_table(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
@@ -1307,10 +1317,14 @@ class ProjectView:
         kwarg = function.args.kwarg.arg if function is not None and function.args.kwarg is not None else None
         return kwarg is not None and all(isinstance(s, ast.Name) and s.id == kwarg for s in splats)
 
+    def _class_node(self, cls: str) -> ast.ClassDef | None:
+        """A project class's definition, as its module defines it."""
+        found = self.class_summary(cls)
+        return found[1].definition()[1] if found is not None else None
+
     def _definition(self, cls: str, method: str) -> ast.AST | None:
         """The method of a project class, as its module defines it."""
-        found = self.class_summary(cls)
-        node = found[1].definition()[1] if found is not None else None
+        node = self._class_node(cls)
         return own_method(node, method, ast.FunctionDef) if node is not None else None
 
     def line_of(self, module: ModuleSummary, line: int) -> tuple[str, int]:
@@ -1418,6 +1432,25 @@ def _as_called(found: Resolved | None, function: ast.AST | None, call: object, f
     return dataclasses.replace(found, defaulted=())
 
 
+def _kept_parameters(cls: ast.ClassDef | None) -> dict[str, str]:
+    """The attributes the class's methods set once, in its `__init__`, each to one of its parameters it never
+    rebinds (`self.layer = layer`): attribute -> parameter."""
+    init = own_method(cls, "__init__", ast.FunctionDef) if cls is not None else None
+    if init is None:
+        return {}
+    names = {a.arg for a in [*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs]}
+    stored = [n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    kept: dict[str, list[str | None]] = {}
+    for node in ast.walk(cls):
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign | ast.AugAssign) else []:
+            if is_self_attribute(target):
+                value = node.value if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+                in_init = value is not None and init.lineno <= node.lineno <= (init.end_lineno or init.lineno)
+                parameter = value.id if in_init and isinstance(value, ast.Name) and value.id in names and value.id not in stored else None
+                kept.setdefault(target.attr, []).append(parameter)
+    return {attr: found[0] for attr, found in kept.items() if len(found) == 1 and found[0] is not None}
+
+
 def _assigns_name(node: ast.AST) -> bool:
     """Is `node` an assignment of one value to one name (`out = layer(h)`)?"""
     return isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
@@ -1447,6 +1480,12 @@ def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
     else:
         same = all(r == first for r in resolved)
     return resolved[-1] if same else None
+
+
+def _placed_line(made: Made) -> int:
+    """Where a layer's kind is made: its activation's line, or, for an activation built on its own and
+    listed by name in a container (`nn.Sequential(self.fc, self.softmax)` in `forward`), the container's."""
+    return made.node.lineno if made.listed_apart else (made.activation or made.node).lineno
 
 
 def _combined(parts: list[Resolved | None]) -> Found | None:

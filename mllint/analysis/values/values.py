@@ -222,6 +222,7 @@ class Made:
     node: ast.Call
     layer: bool = False
     activation: ast.Call | None = None  # a layer's activation, when a container (`nn.Sequential`) holds it
+    listed_apart: bool = False  # that activation built on its own and listed by name (`nn.Sequential(self.fc, self.softmax)`)
     rows: bool = False  # each row of the tensor (an item on its first dim) has the kind too (`over_rows`)
     # the parameters of its function whose defaults chose the layer's class (`getattr(nn, final)()`, `final="Softmax"`)
     # or that it is the last layer (`if final: layers.append(...)`)
@@ -810,7 +811,8 @@ class ValueKinds(ReachingDefinitions):
                 kind = MODULE_KINDS[self._class_name(activation, binding)]
                 inner = None if activation is call else activation
                 defaulted = (*self._defaulted.get(activation.func, ()), *self._defaulted.get(activation, ()))
-                return Made(kind, call, layer=True, activation=inner, rows=over_rows(kind, activation, 0), defaulted=defaulted)
+                apart = inner is not None and not isinstance(self.ctx.scopes.parent(inner), ast.Call | ast.List | ast.Tuple | ast.Starred)
+                return Made(kind, call, layer=True, activation=inner, listed_apart=apart, rows=over_rows(kind, activation, 0), defaulted=defaulted)
             keyed = self._keyed_layer(self._last_layer(call), depth, binding) if canonical_class(name) == SEQUENTIAL else None
             if keyed is not None:  # `nn.Sequential(nn.Linear(h, n), acts[k])` built per key `k`: the key's own layer
                 return Chained(keyed)
