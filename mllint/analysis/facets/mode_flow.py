@@ -16,7 +16,7 @@ from mllint.analysis.facets.mode_facts import (
 )  # fmt: skip
 from mllint.analysis.syntax.folding import known_constant
 from mllint.analysis.syntax.names import call_argument
-from mllint.analysis.objects.constants import call_constants, fold, unrolled
+from mllint.analysis.objects.constants import call_constants, fold, method_getter, unrolled
 from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.points_to import NONE, either, union
 from mllint.analysis.program.hierarchy import dispatched_method, dispatched_methods, inherited_method, made_runner
@@ -306,8 +306,9 @@ class Flow:
         func = call.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == item:
             return self.modes.hooks(call)
-        if is_getattr(func) and len(func.args) > 1 and isinstance(func.args[0], ast.Name) and func.args[0].id == item:
-            hook = known_constant(func.args[1], self.constants)
+        getter = method_getter(self.ctx, func)
+        if getter is not None and isinstance(getter.args[0], ast.Name) and getter.args[0].id == item:
+            hook = known_constant(getter.args[1], self.constants)
             return self.modes.hooks(call, hook) if isinstance(hook, str) else []
         return []
 
@@ -568,11 +569,12 @@ class Flow:
                     moved = moved.args[0]
                 owner = self.key(moved)
                 return state if owner is None else self._method_call(call, owner, func.attr, state)
-        elif is_getattr(func) and len(func.args) > 1:  # `getattr(cb, name)(self)`: the hook `name` holds
-            hooks = self._item_hooks(call, getattr(func.args[0], "id", None))
+        getter = method_getter(self.ctx, func)
+        if getter is not None:  # `getattr(cb, name)(self)`, `handler(self)` of `handler = getattr(cb, name, None)`
+            hooks = self._item_hooks(call, getattr(getter.args[0], "id", None))
             if hooks:
-                return self._hooks(call, hooks, self.key(func.args[0]), state)
-        elif isinstance(func, ast.Name):
+                return self._hooks(call, hooks, self.key(getter.args[0]), state)
+        if isinstance(func, ast.Name):
             if func.id in self.modes.functions and not self._shadowed(func):
                 function = self.modes.functions[func.id]  # `with eval_mode(model):` of a `@contextmanager`: not run as called
                 return self._follow(call, function, None, state) if self.modes.runs_as_called(function) else self._unknown_arguments(call, state)
