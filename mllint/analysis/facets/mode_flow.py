@@ -443,7 +443,7 @@ class Flow:
             return None
         called = [(callee.ctx, callee.function)] if callee is not None else []
         functions = [*called, *((ctx, ctx.scopes.enclosing_function(call)) for ctx, call in made)]
-        if any(_switches_modes(ctx, function) for ctx, function in functions):
+        if any(switches_modes(ctx, function) for ctx, function in functions):
             return None
         facts = set()
         for ctx, call in made:
@@ -949,7 +949,7 @@ class Flow:
         return facts
 
 
-def _switches_modes(ctx, function: ast.AST | None) -> bool:
+def switches_modes(ctx, function: ast.AST | None) -> bool:
     """Does a function call `.train(...)` or `.eval()` on anything?"""
     return function is not None and any(
         isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval") for call in ctx.index.within(function, ast.Call)

@@ -43,7 +43,7 @@ from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
     COPIES, FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, HARMLESS_BUILTINS, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, MODE_NEUTRAL, SAME_MODULE, SET_GRAD_ENABLED, Fact, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
 )  # fmt: skip
-from mllint.analysis.facets.mode_flow import Flow
+from mllint.analysis.facets.mode_flow import Flow, switches_modes
 from mllint.analysis.facets.mode_reach import OutputReach, kept_elements
 from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.syntax.names import Names, is_self_attribute, reference_key
@@ -453,7 +453,7 @@ class Modes(CallSiteUses):
         that switches modes (`model.val_start()` in the evaluation module of a script that imports `VSE`)."""
         names = sorted(
             name.encode() for name, (home, function) in self.wrapper_methods.items()
-            if home is not self.ctx and any(isinstance(c.func, ast.Attribute) and c.func.attr in ("train", "eval") for c in home.index.within(function, ast.Call))
+            if home is not self.ctx and switches_modes(home, function)
         )  # fmt: skip
         return re.compile(FOLLOWED_MODULES.pattern + rb"|\.(?:" + b"|".join(names) + rb")\(") if names else FOLLOWED_MODULES
 
