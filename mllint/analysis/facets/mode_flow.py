@@ -621,7 +621,8 @@ class Flow:
         dispatched = self._dispatched(method) if owner == self.self_name else []
         if dispatched:  # `self.validate()`: the class's method, and each override a subclass running this one has
             return join(self._follow(call, function, owner, state, home if home is not self.ctx else None) for home, function in dispatched)
-        if owner != self.self_name and method in self.modes.wrapper_methods:
+        held = self.self_name is not None and (reference_key(call.func.value) or "").startswith(f"{self.self_name}.")
+        if owner != self.self_name and method in self.modes.wrapper_methods and not held:  # not `self.optimizer.step()`
             home, function = self.modes.wrapper_methods[method]
             return self._follow(call, function, owner, state, home if home is not self.ctx else None)
         if method in self._held_attributes(owner):
