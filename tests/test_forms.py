@@ -19,6 +19,7 @@ ALIAS = "an object built as `built_x`, moved (`built_x = built_x.to(device)`) an
 FRESH_HELD = "an optimizer made in each iteration, read through a dict entry or an alias, is not seen as fresh"
 PARAMS_GAINED = "a callee moved to another module: its mode effects are no longer seen at the caller's call"
 LAZY_ALIAS = "a layer built in `forward` and kept on `self` through a second name (`grown = built; self.bias = grown`) is not seen as kept"
+WRAPPER_IMPORT = "a plain class's mode-switching methods (`system.fit_mode()`) are known in a module that imports the class, not in one only given its instance"
 KEPT_LAYER = "a model class of another module whose forward returns a layer only the objects layer follows (a registered builder a config key picks) is not judged"
 
 KNOWN = {
@@ -35,6 +36,7 @@ KNOWN = {
     ("ml2_fresh_modules/translator/tests/test_embeddings.py", "alias", "gained", "ML201"): FRESH_HELD,
     ("ml3_longtail/train_vse.py", "params", "lost", "ML303"): PARAMS,
     ("ml3_resume/reproduce.py", "params", "gained", "ML303"): PARAMS_GAINED,
+    ("modes_wrapper_classes_elsewhere/trainer.py", "params", "lost", "ML303"): WRAPPER_IMPORT,
     ("ml4_longtail/lazy_ok.py", "alias", "gained", "ML407"): LAZY_ALIAS,
     ("ml404_stepped_modules/reused_detach.py", "params", "lost", "ML404"): PARAMS,
     ("ml4_missed_parts/train_aliases.py", "builder", "lost", "ML417"): BUILDER,

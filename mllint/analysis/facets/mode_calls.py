@@ -61,6 +61,9 @@ def build_call_graph(modes) -> CallGraph:
                 graph.callers.setdefault(method, set()).add(scope)
         if may_call_a_model(modes, call, scope):
             graph.model_calls_of.setdefault(scope, []).append(call)
+        if isinstance(func, ast.Attribute) and modes.wrapper_methods.get(func.attr, (modes.ctx,))[0] is not modes.ctx:
+            graph.setting.add(scope)  # `model.val_start()` of a wrapper class of another module: it may switch
+            graph.model_calls_of.setdefault(scope, []).append(call)  # its models' modes, and run them
     # `model = Net().to(device)`, `return nn.Sequential(...)`; not `self.fc = nn.Linear(...)`
     for node in modes.ctx.index.of_type(ast.For, ast.AsyncFor):
         graph.bindings_of.setdefault(modes.scopes.enclosing_function(node) or modes.ctx.tree, []).append(node)

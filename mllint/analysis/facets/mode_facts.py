@@ -92,12 +92,13 @@ class Use:
     through: str = ""  # ", through `report` (engine.py:30)"
     sites: tuple[Related, ...] = ()  # seen from call sites: they, innermost first (`callers.call_sites`)
     constants: tuple = ()  # the loop variables known as constants in the round of an unrolled loop it was seen in
+    named: str = ""  # an object's receiver as the caller would spell it, when the call does not (`pair.enc` run by `pair.fit(b)`)
 
     @property
     def name(self) -> str:
         """The receiver as the linted file names it at the model call (an object's key: as the call spells it)."""
         key = self.own_key or self.key
-        return key if not key.startswith("@") else reference_key(called_receiver(self.call)) or "the model"
+        return key if not key.startswith("@") else self.named or reference_key(called_receiver(self.call)) or "the model"
 
 
 @dataclass
@@ -106,6 +107,7 @@ class Summary:
     uses: list[Use]  # model calls whose mode depends on the caller (their facts include ENTRY)
     returned: frozenset
     returned_items: tuple[frozenset, ...] | None  # of each item, when every return is a tuple of as many
+    cut: bool = False  # a call below was not followed, past `MAX_CALL_DEPTH`: asked less deep, it is worked out again
 
 
 @dataclass(frozen=True)

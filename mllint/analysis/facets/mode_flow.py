@@ -4,19 +4,20 @@ the model calls it notes (`Use`), what it leaves at its exit and returns, for `m
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from functools import cached_property
 
 from mllint.analysis.program.calls import ANY_MODULE, bind_arguments
 from mllint.analysis.values.library_models import library_model
 from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
-    ACTING, BUILTIN_NAMES, COPIES, FUNCTIONS, HARMLESS_BUILTINS, LOOPS, MAX_ROUNDS, MODE_NEUTRAL, SAME_MODULE, Fact, Mode,
-    ENTRY, State, Summary, Targets, Use, common_built, is_getattr, is_items, join, last_round_arm, lookup, moved_model,
+    ACTING, BUILTIN_NAMES, COPIES, FUNCTIONS, HARMLESS_BUILTINS, LOOPS, MAX_CALL_DEPTH, MAX_ROUNDS, MODE_NEUTRAL, SAME_MODULE, Fact, Mode,
+    ENTRY, State, Summary, Targets, Use, called_receiver, common_built, is_getattr, is_items, join, last_round_arm, lookup, moved_model,
     own_calls, requested_mode, saved_mode, strip_same_module, translate_key,
 )  # fmt: skip
 from mllint.analysis.syntax.folding import known_constant
-from mllint.analysis.syntax.names import call_argument
-from mllint.analysis.objects.constants import call_constants, fold, unrolled
+from mllint.analysis.syntax.names import call_argument, reference_key
+from mllint.analysis.objects.constants import call_constants, fold, method_getter, unrolled
 from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.points_to import NONE, either, union
 from mllint.analysis.program.hierarchy import dispatched_method, dispatched_methods, inherited_method, made_runner
@@ -35,6 +36,7 @@ class Flow:
         self.scope = scope
         self.depth = depth
         self.uses: list[Use] = []
+        self.cut = False  # a call was not followed, past `MAX_CALL_DEPTH` (see `Summary.cut`)
         self.before: dict[ast.Call, State] = {}  # the state just before each call
         self._uses_at: dict[tuple, int] = {}
         self.returned: frozenset = frozenset()
@@ -306,8 +308,9 @@ class Flow:
         func = call.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == item:
             return self.modes.hooks(call)
-        if is_getattr(func) and len(func.args) > 1 and isinstance(func.args[0], ast.Name) and func.args[0].id == item:
-            hook = known_constant(func.args[1], self.constants)
+        getter = method_getter(self.ctx, func)
+        if getter is not None and isinstance(getter.args[0], ast.Name) and getter.args[0].id == item:
+            hook = known_constant(getter.args[1], self.constants)
             return self.modes.hooks(call, hook) if isinstance(hook, str) else []
         return []
 
@@ -440,7 +443,7 @@ class Flow:
             return None
         called = [(callee.ctx, callee.function)] if callee is not None else []
         functions = [*called, *((ctx, ctx.scopes.enclosing_function(call)) for ctx, call in made)]
-        if any(_switches_modes(ctx, function) for ctx, function in functions):
+        if any(switches_modes(ctx, function) for ctx, function in functions):
             return None
         facts = set()
         for ctx, call in made:
@@ -459,8 +462,14 @@ class Flow:
         modes = self.modes.of_module(callee.ctx) if callee is not None else None
         if modes is None or not modes.is_module_function(callee.function):
             return None
-        summary = modes.summary(callee.function, self.depth + 1)
+        summary = self._callee_summary(modes, callee.function)
         return (summary, callee.ctx) if summary is not None else None
+
+    def _callee_summary(self, modes, function: ast.AST, constants: tuple = ()) -> Summary | None:
+        """`modes.summary` of a function this one calls, one call deeper; notes when the depth cuts it short."""
+        summary = modes.summary(function, self.depth + 1, constants)
+        self.cut = self.cut or (summary.cut if summary is not None else self.depth + 1 > MAX_CALL_DEPTH)
+        return summary
 
     def _made_here(self, container: ast.AST) -> bool:
         """Is every object `container` may be made by a call in this function (`parts = build(cfg)`), so
@@ -568,11 +577,12 @@ class Flow:
                     moved = moved.args[0]
                 owner = self.key(moved)
                 return state if owner is None else self._method_call(call, owner, func.attr, state)
-        elif is_getattr(func) and len(func.args) > 1:  # `getattr(cb, name)(self)`: the hook `name` holds
-            hooks = self._item_hooks(call, getattr(func.args[0], "id", None))
+        getter = method_getter(self.ctx, func)
+        if getter is not None:  # `getattr(cb, name)(self)`, `handler(self)` of `handler = getattr(cb, name, None)`
+            hooks = self._item_hooks(call, getattr(getter.args[0], "id", None))
             if hooks:
-                return self._hooks(call, hooks, self.key(func.args[0]), state)
-        elif isinstance(func, ast.Name):
+                return self._hooks(call, hooks, self.key(getter.args[0]), state)
+        if isinstance(func, ast.Name):
             if func.id in self.modes.functions and not self._shadowed(func):
                 function = self.modes.functions[func.id]  # `with eval_mode(model):` of a `@contextmanager`: not run as called
                 return self._follow(call, function, None, state) if self.modes.runs_as_called(function) else self._unknown_arguments(call, state)
@@ -611,8 +621,10 @@ class Flow:
         dispatched = self._dispatched(method) if owner == self.self_name else []
         if dispatched:  # `self.validate()`: the class's method, and each override a subclass running this one has
             return join(self._follow(call, function, owner, state, home if home is not self.ctx else None) for home, function in dispatched)
-        if owner != self.self_name and method in self.modes.wrapper_methods:
-            return self._follow(call, self.modes.wrapper_methods[method], owner, state)
+        held = self.self_name is not None and (reference_key(call.func.value) or "").startswith(f"{self.self_name}.")
+        if owner != self.self_name and method in self.modes.wrapper_methods and not held:  # not `self.optimizer.step()`
+            home, function = self.modes.wrapper_methods[method]
+            return self._follow(call, function, owner, state, home if home is not self.ctx else None)
         if method in self._held_attributes(owner):
             # `self.model(x)`, `trainer.model(x)`: a call of the model held in an attribute.
             key = self.key(call.func) or f"{owner}.{method}"
@@ -685,13 +697,14 @@ class Flow:
         """Does the analysed function bind `name` itself (a local, not the module's)?"""
         return isinstance(self.scope, FUNCTIONS) and name in self.modes.scopes.local_bindings(self.scope)
 
-    def _record(self, call: ast.Call, site: ast.AST, key: str, facts: frozenset, inner: tuple = ()) -> None:
-        """Note the facts at a model call; a loop's later rounds replace its earlier ones."""
+    def _record(self, call: ast.Call, site: ast.AST, key: str, facts: frozenset, inner: tuple = (), named: str = "") -> None:
+        """Note the facts at a model call (of each model it runs: a wrapper's method may run several); a
+        loop's later rounds replace its earlier ones."""
         constants = tuple(sorted({**dict(inner), **self.constants}.items(), key=str))
-        use = Use(call, site, self.scope, key, facts, constants=constants)
-        index = self._uses_at.get((call, site, constants))
+        use = Use(call, site, self.scope, key, facts, constants=constants, named=named)
+        index = self._uses_at.get((call, site, constants, key))
         if index is None:
-            self._uses_at[(call, site, constants)] = len(self.uses)
+            self._uses_at[(call, site, constants, key)] = len(self.uses)
             self.uses.append(use)
         else:
             self.uses[index] = use
@@ -739,7 +752,7 @@ class Flow:
         callee_modes = self.modes if home is None else self.modes.of_module(home)
         deciding = callee_modes.deciding(function)
         constants = {k: v for k, v in call_constants(call, function, self.constants).items() if k in deciding}
-        summary = callee_modes.summary(function, self.depth + 1, tuple(sorted(constants.items(), key=str)))
+        summary = self._callee_summary(callee_modes, function, tuple(sorted(constants.items(), key=str)))
         mapping = self._parameter_mapping(call, function, owner, callee_modes.ctx, passed is not None)
         if mapping is not None and passed:
             mapping.update(passed)
@@ -768,20 +781,40 @@ class Flow:
             if key is not None:
                 key = self._held_object(key, call)
                 state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call, home))
+        spread = [a.value for a in call.args if isinstance(a, ast.Starred)] + [k.value for k in call.keywords if k.arg is None]
+        for value in spread:  # `model.train_emb(*batch)`: which parameters its items fill is unknown
+            key = self.key(value)
+            if key is not None:
+                state = self._set(state, key, frozenset({Fact(Mode.UNKNOWN, call)}))
         return state
 
     def _run_elsewhere(self, call: ast.Call, summary: Summary, mapping: dict[str, str], before: State, home) -> None:
-        """Note `call` as a call of each model the caller passes (its receiver included) that the callee,
+        """Note `call` as a call of each model the caller passes (its receiver included) or tracks that the callee,
         a function of the module `home`, runs (`self(x)` in a model's `training_step`): the model calls
         of another module are its own (`_follow`), but whether this call trains or evaluates is this
         module's to say."""
         run: dict[str, frozenset] = {}
+        named: dict[str, str] = {}
         for use in summary.uses:
             key = translate_key(use.key, mapping)
-            if key is not None and key.split(".")[0] in mapping.values():
-                run[key] = run.get(key, frozenset()) | self._substitute(use.facts, before, key, call, home)
+            # what the caller passes, or an object it holds whose mode this flow tracks (`self.enc` of a
+            # wrapper passed as `self`, keyed by the object the objects layer knows it is)
+            if key is not None and (key.split(".")[0] in mapping.values() or key.startswith("@") and key in before):
+                run[key] = run.get(key, frozenset()) | self._built_there(self._substitute(use.facts, before, key, call, home), use.call, home)
+                spelled = reference_key(called_receiver(use.call))
+                named[key] = (translate_key(spelled, mapping) if spelled else None) or ""
         for key, facts in sorted(run.items()):
-            self._record(call, call, key, facts)
+            self._record(call, call, key, facts, named=named[key])
+
+    def _built_there(self, facts: frozenset, model_call: ast.Call, home) -> frozenset:
+        """The facts of a model another module's function calls (`self.encoder(x)` of a wrapper's method), with the
+        one construction its objects layer knows made it where they know none: what its layers are read from."""
+        made = self.modes.of_module(home).objects.made(called_receiver(model_call)) or []
+        if len(made) != 1 or all(f.built is not None for f in facts):
+            return facts
+        where, built = made[0]
+        self.modes.homes.setdefault(built, where or home)
+        return frozenset(f if f.built is not None else replace(f, built=built) for f in facts)
 
     def _held_object(self, key: str, call: ast.Call) -> str:
         """A callee's key translated to an attribute of what the call passes (`self.model` for a hook's
@@ -801,13 +834,12 @@ class Flow:
 
     def _parameter_mapping(self, call: ast.Call, function: ast.AST, owner: str | None, home, method: bool = False) -> dict[str, str] | None:
         """Callee parameter -> the caller's receiver passed for it (`home`: the callee's context; `method`:
-        a method called on an object, even one with no key). None when `*args` or `**kwargs` may fill a
-        parameter (see `_rebound` for the parameters the callee rebinds)."""
+        a method called on an object, even one with no key). A parameter the call's `*batch` or `**kw` may
+        fill is left out (`_follow` makes what they spread unknown); None when a model goes to the callee's
+        `*args` or `**kwargs` (see `_rebound` for the parameters the callee rebinds)."""
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
         skips_first = (owner is not None or method) and not static
-        bound = bind_arguments(call, function, skips_first)
-        if any(argument is None for argument in bound.values()):
-            return None
+        bound = {p: a for p, a in bind_arguments(call, function, skips_first).items() if a is not None}
         passed = [*call.args, *(k.value for k in call.keywords)]
         if len(bound) < len(passed) and any(self.key(a) is not None for a in passed if a not in bound.values()):
             return None  # a model taken by the callee's `*args` or `**kwargs`: where it goes is unknown
@@ -839,8 +871,9 @@ class Flow:
             if fact.mode is Mode.ENTRY:
                 result |= before
                 continue
-            if home is not None:
-                self.modes.homes.update({node: home for node in (fact.origin, fact.built) if node is not None})
+            if home is not None:  # where the callee's module knows the node is (a module it follows in turn), or there
+                known = self.modes.of_module(home).homes
+                self.modes.homes.update({node: known.get(node, home) for node in (fact.origin, fact.built) if node is not None})
             result.add(Fact(fact.mode, site, fact.origin, fact.built or common_built(before)))
         return frozenset(result)
 
@@ -917,7 +950,7 @@ class Flow:
         return facts
 
 
-def _switches_modes(ctx, function: ast.AST | None) -> bool:
+def switches_modes(ctx, function: ast.AST | None) -> bool:
     """Does a function call `.train(...)` or `.eval()` on anything?"""
     return function is not None and any(
         isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval") for call in ctx.index.within(function, ast.Call)

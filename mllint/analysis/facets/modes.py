@@ -33,7 +33,7 @@ from functools import cached_property
 from mllint.analysis.program.callers import constructions, per_call_site
 from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.hierarchy import lineage
+from mllint.analysis.program.hierarchy import lineage, project_class
 from mllint.analysis.facets.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.facets.loops import TrainingLoops
 from mllint.analysis.facets.mode_callers import CallSiteUses
@@ -43,10 +43,10 @@ from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
     COPIES, FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, HARMLESS_BUILTINS, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, MODE_NEUTRAL, SAME_MODULE, SET_GRAD_ENABLED, Fact, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
 )  # fmt: skip
-from mllint.analysis.facets.mode_flow import Flow
+from mllint.analysis.facets.mode_flow import Flow, switches_modes
 from mllint.analysis.facets.mode_reach import OutputReach, kept_elements
 from mllint.analysis.objects.steps import stepped_optimizer
-from mllint.analysis.syntax.names import is_self_attribute, reference_key
+from mllint.analysis.syntax.names import Names, is_self_attribute, reference_key
 from mllint.analysis.objects.callees import hooks_called, method_called
 from mllint.analysis.objects.call_sites import makers
 from mllint.analysis.objects.instances import Instances
@@ -94,13 +94,14 @@ class Modes(CallSiteUses):
                 functions.setdefault(node.name, []).append(node)
         self.functions = {name: nodes[0] for name, nodes in functions.items() if len(nodes) == 1}
         self.classes = {node.name: node for node in module_statements(ctx.tree) if isinstance(node, ast.ClassDef)}
-        self.wrapper_methods = self._wrapper_methods()
         self.view = ctx.analysis(ProjectView) if ctx.project is not None else None
+        self.wrapper_methods = self._wrapper_methods()
         self.resolver = CallResolver(ctx, self.view) if self.view is not None else None
         self.homes: dict[ast.AST, object] = {}  # the nodes of other modules in this file's facts and uses
         self._read_layers: dict[object, ModeLayers] = {}  # another module's context -> its layers, read from here
         self._generators: dict[ast.AST, bool] = {}
         self._summaries: dict[tuple, Summary | None] = {}
+        self._depths: dict[tuple, int] = {}  # the depth each summary was worked out at
         self._contexts: dict[ast.AST, int] = {}  # function -> how many sets of constants it was summarized under
         self._deciding: dict[ast.AST, set[str]] = {}
         self._flags: dict[ast.AST, list[tuple[str, ast.expr]]] = {}
@@ -119,26 +120,25 @@ class Modes(CallSiteUses):
         self._call_orders: dict[ast.AST, list[ast.Call]] = {}
         self._own_nodes: dict[tuple, list[ast.AST]] = {}  # (scope, types, stored) -> its own nodes of those types
 
-    def _wrapper_methods(self) -> dict[str, ast.AST]:
-        """The methods of the file's plain classes that wrap models and switch their modes (`def
-        val_start(self): self.img_enc.eval()`), by name, when no other class of the file has one of that
-        name: `model.val_start()` and `model.train_emb(...)` are calls of them."""
+    def _wrapper_methods(self) -> dict[str, tuple[object, ast.AST]]:
+        """The methods of the plain classes that wrap models and switch their modes (`def val_start(self):
+        self.img_enc.eval()`), with their module's context, by name, when no other class of the file (or
+        wrapper imported) has one of that name: `model.val_start()` and `model.train_emb(...)` are calls of
+        them. The classes are the file's, and those it imports from other modules of the project (`from
+        model import VSE` in the script that trains it and in the one that evaluates it)."""
         methods: dict[str, list[ast.AST]] = {}
-        for node in self.ctx.index.of_type(ast.ClassDef):
-            for function in node.body:
+        wrappers = [(self.ctx, cls) for cls in self.classes.values() if _wraps_models(self.ctx, cls)]
+        for qualified in sorted(set(self.ctx.analysis(Names).module_imports().values())) if self.view is not None else ():
+            found = project_class(self.view, qualified)
+            if found is not None and found[0] is not self.ctx and _wraps_models(*found):
+                wrappers.append(found)
+        for cls in [*self.ctx.index.of_type(ast.ClassDef), *(cls for home, cls in wrappers if home is not self.ctx)]:
+            for function in cls.body:
                 if isinstance(function, FUNCTIONS):
                     methods.setdefault(function.name, []).append(function)
-        wrappers = [
-            cls for cls in self.classes.values()
-            if cls not in self.module_classes and any(
-                isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval")
-                and (reference_key(call.func.value) or "").startswith("self.")
-                for call in self.ctx.index.within(cls, ast.Call)
-            )
-        ]  # fmt: skip
         return {
-            function.name: function
-            for cls in wrappers for function in cls.body
+            function.name: (home, function)
+            for home, cls in wrappers for function in cls.body
             if isinstance(function, FUNCTIONS) and len(methods[function.name]) == 1 and not function.name.startswith("__")
         }  # fmt: skip
 
@@ -342,7 +342,7 @@ class Modes(CallSiteUses):
             name = self.qualified_name(call.func)  # an import's: else a function of this module, or none
             passes = self.resolver is not None and self._passes_receivers(call)
             imported = passes and name is not None and "." in name
-            callee = self.resolver.resolve(call, followed=FOLLOWED_MODULES, reexported=True) if imported else None
+            callee = self.resolver.resolve(call, followed=self.followed, reexported=True) if imported else None
             if callee is None and passes and name is None and isinstance(call.func, ast.Attribute):
                 callee = method_called(self.ctx, call)
             home = self.of_module(callee.ctx) if callee is not None and callee.ctx is not self.ctx else None
@@ -374,7 +374,7 @@ class Modes(CallSiteUses):
         name = self.qualified_name(call.func) or ""
         callee = self.resolver.resolve(call, followed=ANY_MODULE, reexported=True) if "." in name and self.resolver else None
         module = callee.ctx.module if callee is not None and callee.ctx is not self.ctx else None
-        if module is None or self.view.index is None or self.view.index.mentions(module.name, FOLLOWED_MODULES):
+        if module is None or self.view.index is None or self.view.index.mentions(module.name, self.followed):
             return False
         return self.of_module(callee.ctx).switches_nothing(callee.function, depth)
 
@@ -442,11 +442,25 @@ class Modes(CallSiteUses):
             for call in calls
         ):
             return True
+        if any(self.wrapper_methods.get(method, (self.ctx,))[0] is not self.ctx for method in methods):
+            return True  # `model.val_start()` of a wrapper class of another module (`_wrapper_methods`)
         return "backward" in methods and any(self.switching_module(call) is not None for call in calls)
 
-    def switching_module(self, call: ast.Call, followed: re.Pattern[bytes] = FOLLOWED_MODULES) -> Callee | None:
+    @cached_property
+    def followed(self) -> re.Pattern[bytes]:
+        """What the text of another module must mention for its functions to be followed: `.eval(`, `.train(`,
+        `.from_pretrained(` (`FOLLOWED_MODULES`), or a call of a method of a wrapper class of another module
+        that switches modes (`model.val_start()` in the evaluation module of a script that imports `VSE`)."""
+        names = sorted(
+            name.encode() for name, (home, function) in self.wrapper_methods.items()
+            if home is not self.ctx and switches_modes(home, function)
+        )  # fmt: skip
+        return re.compile(FOLLOWED_MODULES.pattern + rb"|\.(?:" + b"|".join(names) + rb")\(") if names else FOLLOWED_MODULES
+
+    def switching_module(self, call: ast.Call, followed: re.Pattern[bytes] | None = None) -> Callee | None:
         """The function of another module `call` runs, when its module may switch a model's mode (or load
-        one); with `followed=ANY_MODULE`, whatever its module holds (a builder that only builds)."""
+        one, see `followed`); with `followed=ANY_MODULE`, whatever its module holds (a builder that only builds)."""
+        followed = followed or self.followed
         key = (call, followed)
         if key not in self._switching:
             name = self.qualified_name(call.func) or ""
@@ -600,7 +614,8 @@ class Modes(CallSiteUses):
     def summary(self, function: ast.AST, depth: int, constants: tuple = ()) -> Summary | None:
         """What a function does to the modes of the models it receives. Computed once per set of constants
         its call passes for the parameters that decide its branches (`deciding`; at most `MAX_CONTEXTS`
-        sets, then none), at the depth it is first asked for: a deeper, cut-short summary only knows less."""
+        sets, then none), at the depth it is first asked for, and again when asked less deep than a summary
+        cut short by `MAX_CALL_DEPTH` was (at most once per depth)."""
         if depth > MAX_CALL_DEPTH or function in self._in_progress:
             return None
         key = (function, constants)
@@ -608,13 +623,15 @@ class Modes(CallSiteUses):
             self._contexts[function] = self._contexts.get(function, 0) + 1
             if self._contexts[function] > MAX_CONTEXTS:
                 key, constants = (function, ()), ()
-        if key not in self._summaries:
+        known = self._summaries.get(key)
+        if key not in self._summaries or (known is not None and known.cut and depth < self._depths[key]):
             self._in_progress.add(function)
             try:
                 flow = Flow(self, function, depth, dict(constants))
                 exit_state = flow.run()
                 uses = [u for u in flow.uses if any(f.mode is Mode.ENTRY for f in u.facts)]
-                self._summaries[key] = Summary(exit_state, uses, flow.returned, flow.returned_items)
+                self._summaries[key] = Summary(exit_state, uses, flow.returned, flow.returned_items, flow.cut)
+                self._depths[key] = depth
             finally:
                 self._in_progress.discard(function)
         return self._summaries[key]
@@ -952,3 +969,12 @@ def project_modes(ctx) -> Modes:
     """The modes of another module of the project, read from a lint (`ctx.analysis(project_modes)`): on
     its own, its classes from other modules counted as models (whether they are is asked when it matters)."""
     return Modes(ctx, ModeLayers.summarizing(ctx), call_sites_read=True)
+
+
+def _wraps_models(ctx, cls: ast.ClassDef) -> bool:
+    """Is `cls` a plain class (no nn.Module) that switches the mode of models it holds (`self.enc.eval()`)?"""
+    return cls not in ctx.analysis(ModuleClasses).modules and any(
+        isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval")
+        and (reference_key(call.func.value) or "").startswith("self.")
+        for call in ctx.index.within(cls, ast.Call)
+    )  # fmt: skip

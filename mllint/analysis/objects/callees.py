@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from itertools import islice
 
 from mllint.analysis.objects.call_sites import under
-from mllint.analysis.objects.constants import got_attribute
+from mllint.analysis.objects.constants import got_attribute, method_getter
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method
 from mllint.analysis.program.callers import constructions, per_call_site
@@ -58,11 +58,12 @@ def methods_called(ctx, call: ast.Call, binding=None) -> list[Callee]:
 
 def hooks_called(ctx, call: ast.Call, binding=None, hook: str | None = None, linted: Objects | None = None) -> list[Callee]:
     """`method_called` of `item.hook(...)` whose objects may be of several project classes (`cb.on_batch_end(state,
-    loss)` of `for cb in self.callbacks` over a list of callbacks), or of `getattr(item, name)(...)` given
-    the `hook` name `name` holds: the `hook` of each class, as it has or inherits it; empty when one of them
+    loss)` of `for cb in self.callbacks` over a list of callbacks), or of `getattr(item, name)(...)` (also
+    through a local name bound to it, see `method_getter`) given the `hook` name `name` holds: the `hook` of each class, as it has or inherits it; empty when one of them
     is of no project class, or unknown. `linted`: the points-to of the linted file, when `ctx` is another module."""
     func = call.func
-    item = got_attribute(func) if hook is not None else func.value if isinstance(func, ast.Attribute) else None
+    getter = method_getter(ctx, func) if hook is not None else None
+    item = got_attribute(getter) if getter is not None else func.value if isinstance(func, ast.Attribute) else None
     hook = hook or getattr(func, "attr", None)
     if not isinstance(item, RECEIVERS):
         return []
@@ -71,10 +72,12 @@ def hooks_called(ctx, call: ast.Call, binding=None, hook: str | None = None, lin
     classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
     if None in classes:
         return []
-    methods = [inherited_method(home, cls, hook, objects.view) for home, cls in classes]
-    if any(m is None for m in methods):
+    methods = {(home, cls): inherited_method(home, cls, hook, objects.view) for home, cls in classes}
+    if getter is not None and len(getter.args) == 3:  # `getattr(cb, name, None)`: a class without the hook runs none
+        methods = {owner: m for owner, m in methods.items() if m is not None}
+    if not methods or any(m is None for m in methods.values()):
         return []
-    return [Callee(m[1], m[0], (home, cls)) for m, (home, cls) in zip(methods, classes)]
+    return [Callee(m[1], m[0], owner) for owner, m in methods.items()]
 
 
 def function_called(ctx, call: ast.Call, binding=None) -> Callee | None:

@@ -107,9 +107,19 @@ def passes_self(call: ast.Call, function: ast.AST) -> bool:
 
 
 def got_attribute(func: ast.AST) -> ast.AST | None:
-    """The object of `getattr(obj, name)` (a method read by name); None for any other expression."""
+    """The object of `getattr(obj, name)` or `getattr(obj, name, default)` (a method read by name; the
+    default stands in only when the object has none); None for any other expression."""
     getter = isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr"
-    return func.args[0] if getter and len(func.args) == 2 and not func.keywords else None
+    return func.args[0] if getter and len(func.args) in (2, 3) and not func.keywords else None
+
+
+def method_getter(ctx, func: ast.AST) -> ast.Call | None:
+    """The `getattr(obj, name[, default])` a called value is: itself, or the one a local name is bound to
+    on every way to the call (`handler = getattr(cb, event, None)`, then `if handler: handler(self)`)."""
+    if got_attribute(func) is not None:
+        return func
+    values = ctx.analysis(ValueKinds).reaching_values(func) if isinstance(func, ast.Name) else None
+    return values[0] if values and len(values) == 1 and got_attribute(values[0]) is not None else None
 
 
 def unrolled(loop: ast.AST, scopes) -> list | None:
