@@ -1044,8 +1044,8 @@ class GradientFlow:
         """GRAPH when every object a name or a container's item may be, as the objects layer follows it (a
         builder of another module returning `smp.Unet(...)` or `nn.Conv2d(...)`), is made by a module
         constructor; NONE when every one is a torch.nn loss or module without parameters (`losses["bce"]`
-        of `losses = {"bce": nn.BCEWithLogitsLoss()}`)."""
-        made = self.ctx.analysis(Objects).made(func) if isinstance(func, ast.Name | ast.Subscript) else None
+        of `losses = {"bce": nn.BCEWithLogitsLoss()}`; `blk` of `for blk in self.blocks`, what is written there)."""
+        made = built(self.ctx, func) if isinstance(func, ast.Name | ast.Subscript) else None
         if made and all(home.analysis(GradientFlow)._is_module_constructor(call) for home, call in made):
             return State.GRAPH
         classes = {canonical_class(home.qualified_name(call.func)) for home, call in made or ()}
