@@ -2,12 +2,12 @@ import ast
 from bisect import bisect_right
 
 from mllint.analysis.objects.call_sites import built
-from mllint.analysis.objects.constants import construction_constants, reachable_returns
+from mllint.analysis.objects.constants import bound_on_taken_arms, construction_constants, reachable_returns, taken_writes
 from mllint.analysis.objects.points_to import Obj, Objects
 from mllint.analysis.program.classes import training_forward
 from mllint.analysis.facets.saved_outputs import SAVING_FUNCTIONS, SAVING_METHODS, SAVING_MODULES, maybe_in_place, saves_output, saving_layer
 from mllint.analysis.facets.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
-from mllint.analysis.syntax.names import call_argument
+from mllint.analysis.syntax.names import call_argument, is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class
 from mllint.findings import Severity
@@ -29,7 +29,8 @@ class InplaceOnSavedTensor(Rule):
     place before it is read again (`out = F.relu(self.bn(self.conv(x)))` then `out += identity`, also
     `out = self.block(x)` where the project block's `forward` returns `F.relu(...)` on the branch its
     construction's constants take: `activation="relu"`, or returns a name bound only to such an op's output:
-    `x = self.act(x)`, `return x`; and a `nn.Sequential` whose last layer is `nn.ReLU()`, `nn.Sigmoid()`, ...; also an item of
+    `x = self.act(x)`, `return x`, also under `if self.act is not None:` where `__init__` builds `nn.ReLU()` on
+    the arm the constants take; and a `nn.Sequential` whose last layer is `nn.ReLU()`, `nn.Sigmoid()`, ...; also an item of
     a list of such outputs, `outs = [blk(f) for blk, f in zip(self.blocks, feats)]` then `outs[i - 1] += up` in a loop) breaks
     the first backward of any training; branches taken only in evaluation (`if not self.training:`) are
     left out. Changes under `torch.no_grad()`, changes of a copy (`y = y.clone()`), changes of the output of
@@ -170,12 +171,19 @@ class InplaceOnSavedTensor(Rule):
         forward, init = own_method(cls, "forward"), own_method(cls, "__init__")
         if forward is None or init is None:
             return False
-        returned = reachable_returns(forward, construction_constants(constructor, init))
-        values = home.analysis(ValueKinds)
+        constants = construction_constants(constructor, init)
+        returned = reachable_returns(forward, constants)
+        values, layers = home.analysis(ValueKinds), taken_writes(init, constants)
+
+        def saving(call: ast.Call) -> bool:  # `self.act(x)` of `self.act = nn.ReLU()` on the arms taken too
+            written = layers.get(call.func.attr, ()) if is_self_attribute(call.func) else ()
+            return saves_output(home, call) or bool(written) and all(isinstance(w, ast.Call) and saving_layer(home, w) for w in written)
 
         def saved(value: ast.AST) -> bool:  # a call that saves its output, or a name bound only to such calls
-            bound = values.reaching_values(value) if isinstance(value, ast.Name) else [value]
-            return bool(bound) and all(isinstance(v, ast.Call) and saves_output(home, v) for v in bound)
+            bound = [value]
+            if isinstance(value, ast.Name):  # on the arms the construction takes, else on any
+                bound = bound_on_taken_arms(forward, home.scopes.statement(value), constants) or values.reaching_values(value)
+            return bool(bound) and all(isinstance(v, ast.Call) and saving(v) for v in bound)
 
         return bool(returned) and all(saved(r) for r in returned)
 
