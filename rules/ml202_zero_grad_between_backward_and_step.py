@@ -2,8 +2,12 @@ import ast
 
 from mllint.analysis.facets.loop_events import Event, EventKind, Iteration
 from mllint.analysis.facets.loops import TRAINING_WORDS, TrainingLoops
+from mllint.analysis.objects.call_sites import makers
 from mllint.analysis.objects.points_to import Objects
+from mllint.analysis.program.callers import sited_throughout
+from mllint.analysis.program.hierarchy import made_runner
 from mllint.analysis.syntax.folding import is_modulo
+from mllint.analysis.values.runners import ACCELERATORS
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -18,7 +22,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     accelerator.sync_gradients:` is such a guard, and in `with accelerator.accumulate(model):` the prepared
     optimizer's `step` runs only on the micro-batches that sync: a module's `model.zero_grad()` there (or every
     micro-batch next to a `sync_gradients`-guarded step) clears what should accumulate, while the prepared
-    optimizer's own `zero_grad()`, skipped alike, is fine. Clearing before backward or after
+    optimizer's own `zero_grad()`, skipped alike, is fine. The accelerator may be a subclass of the project's,
+    under any name, given to a trainer's constructor (read at each call site, or the class a parameter's
+    annotation names); the module `accumulate(model)` names is one the stepped optimizer updates. Clearing before backward or after
     the step, clearing under the same guard as the step, and GAN steps where another model's gradients
     are cleared between a backward and a step are not reported; nor are a clear and a step in sibling
     loops (two phases of an epoch, each with its own backward and step: they are not one iteration). A
@@ -100,9 +106,11 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             for clear in clears:
                 text, where = clear.text(self.ctx), clear.where
                 guard = _accumulation_guard(step)
-                module = clear.key != step.key and loops.clears_stepped(step, clear)
+                context = _accumulating(self.ctx, step) if clear.key != step.key else None
+                declared = context is not None and _accumulated(self.ctx, context, clear)  # `accumulate(model)`, `model.zero_grad()`
+                module = clear.key != step.key and (declared or loops.clears_stepped(step, clear))
                 synced = guard is not None and _syncs(guard.node.test) is not None  # a prepared optimizer clears in sync
-                context = _accumulating(self.ctx, step) if module else None
+                context = context if module else None
                 if guard is not None and (module or not synced) and _accumulation_broken(clear, step, guard, events):
                     guard_text = _guard_text(guard)
                     yield clear, self.accumulation_message.format(clear=text, where=where, optimizer=optimizer, guard=guard_text)
@@ -136,9 +144,6 @@ def _periodic_alone(clear: Event, step: Event, before: list[Event]) -> bool:
     )  # fmt: skip
 
 
-ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
-
-
 def _accumulation_guard(step: Event):
     """The `if ... % k == 0` (or accelerate's `if accelerator.sync_gradients:`) around a step, if any."""
     for guard in step.conditions:
@@ -164,12 +169,23 @@ def _accumulating(ctx, event: Event) -> ast.With | None:
 
 
 def _accumulates(ctx, expr: ast.AST) -> bool:
-    """Is `expr` the `accumulate(...)` of an `accelerate.Accelerator` (by points-to) whose gradient
-    accumulation steps may be more than one (`gradient_accumulation_steps` not a literal 1, or a plugin)?"""
+    """Is `expr` the `accumulate(...)` of an `accelerate.Accelerator` (by points-to; or a subclass of the
+    project's, also given to a trainer's constructor: read at each call site, or the class its annotation
+    names) whose gradient accumulation steps may be more than one (`gradient_accumulation_steps` not a
+    literal 1, or a plugin)?"""
     if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "accumulate"):
         return False
-    made = ctx.analysis(Objects).made(expr.func.value)
-    return bool(made) and all(c.qualified_name(m.func) in ACCELERATORS and _may_accumulate(m) for c, m in made)
+    view = ctx.analysis(Objects).view
+    return any(  # a class a parameter's annotation names (`accelerator: MyAccelerator`) is built elsewhere: any steps
+        made and all(made_runner(c, m, view) in ACCELERATORS and (_may_accumulate(m) or not sited_throughout(binding)) for c, m in made)
+        for made, binding in makers(ctx, expr.func.value)
+    )
+
+
+def _accumulated(ctx, context: ast.With, clear: Event) -> bool:
+    """Is the module `clear` clears one the `with accelerator.accumulate(model):` around the step names? Its
+    gradients are the ones meant to accumulate, whichever way the optimizer got its parameters."""
+    return any(clear.key == ctx.text(a) for item in context.items if isinstance(item.context_expr, ast.Call) for a in item.context_expr.args)
 
 
 def _may_accumulate(accelerator: ast.Call) -> bool:

@@ -1,12 +1,13 @@
 import ast
 from bisect import bisect_right
 
-from mllint.analysis.objects.constants import construction_constants, reachable_returns
+from mllint.analysis.objects.call_sites import built
+from mllint.analysis.objects.constants import bound_on_taken_arms, construction_constants, reachable_returns, taken_writes
 from mllint.analysis.objects.points_to import Obj, Objects
 from mllint.analysis.program.classes import training_forward
 from mllint.analysis.facets.saved_outputs import SAVING_FUNCTIONS, SAVING_METHODS, SAVING_MODULES, maybe_in_place, saves_output, saving_layer
 from mllint.analysis.facets.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
-from mllint.analysis.syntax.names import call_argument
+from mllint.analysis.syntax.names import call_argument, is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class
 from mllint.findings import Severity
@@ -28,7 +29,9 @@ class InplaceOnSavedTensor(Rule):
     place before it is read again (`out = F.relu(self.bn(self.conv(x)))` then `out += identity`, also
     `out = self.block(x)` where the project block's `forward` returns `F.relu(...)` on the branch its
     construction's constants take: `activation="relu"`, or returns a name bound only to such an op's output:
-    `x = self.act(x)`, `return x`; and a `nn.Sequential` whose last layer is `nn.ReLU()`, `nn.Sigmoid()`, ...) breaks
+    `x = self.act(x)`, `return x`, also under `if self.act is not None:` where `__init__` builds `nn.ReLU()` on
+    the arm the constants take; and a `nn.Sequential` whose last layer is `nn.ReLU()`, `nn.Sigmoid()`, ...; also an item of
+    a list of such outputs, `outs = [blk(f) for blk, f in zip(self.blocks, feats)]` then `outs[i - 1] += up` in a loop) breaks
     the first backward of any training; branches taken only in evaluation (`if not self.training:`) are
     left out. Changes under `torch.no_grad()`, changes of a copy (`y = y.clone()`), changes of the output of
     a layer that does not save it (`out = self.bn2(...)` then `out += identity`, as in torchvision's
@@ -82,21 +85,24 @@ class InplaceOnSavedTensor(Rule):
     _changed: set[tuple[ast.AST | None, str]] | None = None
 
     def visit_Assign(self, node: ast.Assign) -> None:
-        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) or not isinstance(node.value, ast.Call):
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return
+        items = node.value.elt if isinstance(node.value, ast.ListComp) else None  # `outs = [blk(f) for ...]`
+        if not isinstance(items or node.value, ast.Call):
             return
         if (self.ctx.scopes.enclosing_function(node), node.targets[0].id) not in self._changed_names():
             return
-        source = self._saving_input(node.value)
+        source = self._saving_input(items or node.value)
         if source is None or under_no_grad(self.ctx, node):
             return
         flows = self.ctx.analysis(GradientFlow)
         if flows.flow(source).state is not State.GRAPH:
             return
         target = node.targets[0]
-        change = self._changed_in_place(target, node)
+        change = self._changed_in_place(target, node, items is not None)
         if change is None:
             return
-        func = node.value.func
+        func = (items or node.value).func
         method = isinstance(func, ast.Attribute) and self.ctx.qualified_name(func) is None
         op = f".{func.attr}()" if method and func.attr in SAVING_METHODS else self.ctx.text(func)
         described = {"change": self.ctx.text(change), "name": target.id, "op": op, "line": node.lineno}
@@ -142,6 +148,9 @@ class InplaceOnSavedTensor(Rule):
         constructor = self.ctx.analysis(ValueKinds).constructor(func)
         if name is None and constructor is None and isinstance(func, ast.Attribute) and func.attr in SAVING_METHODS:
             return func.value
+        if constructor is None and isinstance(func, ast.Name):  # `blk(f)` of `for blk in self.blocks`
+            made = built(self.ctx, func)
+            return call if made and all(self._returns_saved(m, home) for home, m in made) else None
         if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) in SAVING_MODULES:
             if not maybe_in_place(constructor) and len(call.args) == 1:
                 return call.args[0]
@@ -151,23 +160,30 @@ class InplaceOnSavedTensor(Rule):
             return call  # a block of the project whose forward ends in `F.relu(x)` as it was built
         return None
 
-    def _returns_saved(self, constructor: ast.Call) -> bool:
+    def _returns_saved(self, constructor: ast.Call, made_in=None) -> bool:
         """Does every value the `forward` of the project module `constructor` builds returns, on the branches
         the construction's constants leave open (`activation="relu"`), come from an op that saves it (also
-        through the name it returns: `x = self.act(x)`, `return x`)?"""
-        found = self.ctx.analysis(Objects).class_of(Obj("made", constructor, ctx=self.ctx))
+        through the name it returns: `x = self.act(x)`, `return x`)? `made_in`: the module of the construction."""
+        found = self.ctx.analysis(Objects).class_of(Obj("made", constructor, ctx=made_in or self.ctx))
         if found is None:
             return False
         home, cls = found
         forward, init = own_method(cls, "forward"), own_method(cls, "__init__")
         if forward is None or init is None:
             return False
-        returned = reachable_returns(forward, construction_constants(constructor, init))
-        values = home.analysis(ValueKinds)
+        constants = construction_constants(constructor, init)
+        returned = reachable_returns(forward, constants)
+        values, layers = home.analysis(ValueKinds), taken_writes(init, constants)
+
+        def saving(call: ast.Call) -> bool:  # `self.act(x)` of `self.act = nn.ReLU()` on the arms taken too
+            written = layers.get(call.func.attr, ()) if is_self_attribute(call.func) else ()
+            return saves_output(home, call) or bool(written) and all(isinstance(w, ast.Call) and saving_layer(home, w) for w in written)
 
         def saved(value: ast.AST) -> bool:  # a call that saves its output, or a name bound only to such calls
-            bound = values.reaching_values(value) if isinstance(value, ast.Name) else [value]
-            return bool(bound) and all(isinstance(v, ast.Call) and saves_output(home, v) for v in bound)
+            bound = [value]
+            if isinstance(value, ast.Name):  # on the arms the construction takes, else on any
+                bound = bound_on_taken_arms(forward, home.scopes.statement(value), constants) or values.reaching_values(value)
+            return bool(bound) and all(isinstance(v, ast.Call) and saving(v) for v in bound)
 
         return bool(returned) and all(saved(r) for r in returned)
 
@@ -178,16 +194,21 @@ class InplaceOnSavedTensor(Rule):
         first = bisect_right(statements, start, key=lambda statement: (statement.lineno, statement.col_offset))
         yield from statements[first:]
 
-    def _changed_in_place(self, target: ast.Name, assignment: ast.Assign) -> ast.AST | None:
-        """The first statement after `assignment` that surely changes the value bound to `target` in place."""
+    def _changed_in_place(self, target: ast.Name, assignment: ast.Assign, items: bool = False) -> ast.AST | None:
+        """The first statement after `assignment` that surely changes the value bound to `target` in place;
+        `items`: the value is a list, and an item of it is changed (`outs[i - 1] += up`, also in a `for`
+        loop over its indices; `outs[i] = x` replaces the item)."""
         values = self.ctx.analysis(ValueKinds)
         for statement in self._statements_after(assignment):
             changed = _changed_in_place(statement)
             if not (isinstance(changed, ast.Name) and changed.id == target.id):
                 continue
+            if items and isinstance(statement, ast.Assign):
+                continue
             if [d.node for d in values.reaching_definitions(changed)] != [target]:
                 return None
-            certain = values.same_path(statement, assignment) and not under_no_grad(self.ctx, statement)
+            runs = _outermost_loop(self.ctx, statement) if items else statement
+            certain = runs is not None and values.same_path(runs, assignment) and not under_no_grad(self.ctx, statement)
             return statement if certain else None
         return None
 
@@ -202,6 +223,19 @@ class InplaceOnSavedTensor(Rule):
                 if flows.depends_on(loss, targets):
                     return call
         return None
+
+
+def _outermost_loop(ctx, statement: ast.AST) -> ast.AST | None:
+    """The outermost `for` loop around `statement` in its function (the statement itself outside any), None
+    when a branch, `while` or `try` is around it too."""
+    outermost = statement
+    for ancestor in ctx.scopes.ancestors(statement):
+        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            return outermost
+        if not isinstance(ancestor, ast.For):
+            return None
+        outermost = ancestor
+    return outermost
 
 
 def _changed_in_place(statement: ast.AST) -> ast.AST | None:

@@ -3,6 +3,7 @@ it: aliases, receiver-returning calls, builders' tuples, containers, attributes 
 over literal phases."""
 import ast
 
+from mllint.analysis.objects.call_sites import built
 from mllint.analysis.objects.constants import fold, unrolled
 from mllint.analysis.objects.points_to import NONE, Objects
 from mllint.context import FileContext
@@ -313,3 +314,23 @@ def test_a_submodule_replaced_by_one_built_from_its_own_part_ends_unknown(lint):
         "        self.conv = fuse(self.conv.conv, self.conv.bn)\n"
     )
     assert lint(source) == []
+
+
+def test_items_appended_to_a_module_attribute():
+    """`self.blocks.append(Block(c))` in a module's `__init__` adds to the `nn.ModuleList()` written there, which
+    points-to keeps as the attribute itself: a loop over `self.blocks` in `forward` takes the appended blocks."""
+    source = (
+        "from torch import nn\n"
+        "class Block(nn.Module):\n"
+        "    pass\n"
+        "class Stack(nn.Module):\n"
+        "    def __init__(self, widths):\n"
+        "        super().__init__()\n"
+        "        self.blocks = nn.ModuleList()\n"
+        "        for w in widths:\n"
+        "            self.blocks.append(Block())\n"
+        "    def forward(self, x):\n"
+        "        return [blk for blk in self.blocks]\n"
+    )
+    ctx, _, returns = objects_of(source)
+    assert [call.lineno for _, call in built(ctx, returns[11].elt)] == [9]

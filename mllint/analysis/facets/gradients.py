@@ -47,7 +47,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from mllint.analysis.objects.call_sites import built, constant_everywhere
+from mllint.analysis.objects.call_sites import built, constant_everywhere, made_by_runner
 from mllint.analysis.objects.callees import function_called, functions_called, method_called
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
@@ -1044,8 +1044,8 @@ class GradientFlow:
         """GRAPH when every object a name or a container's item may be, as the objects layer follows it (a
         builder of another module returning `smp.Unet(...)` or `nn.Conv2d(...)`), is made by a module
         constructor; NONE when every one is a torch.nn loss or module without parameters (`losses["bce"]`
-        of `losses = {"bce": nn.BCEWithLogitsLoss()}`)."""
-        made = self.ctx.analysis(Objects).made(func) if isinstance(func, ast.Name | ast.Subscript) else None
+        of `losses = {"bce": nn.BCEWithLogitsLoss()}`; `blk` of `for blk in self.blocks`, what is written there)."""
+        made = built(self.ctx, func) if isinstance(func, ast.Name | ast.Subscript) else None
         if made and all(home.analysis(GradientFlow)._is_module_constructor(call) for home, call in made):
             return State.GRAPH
         classes = {canonical_class(home.qualified_name(call.func)) for home, call in made or ()}
@@ -1255,6 +1255,8 @@ def backward_loss(ctx, call: ast.Call) -> ast.AST | None:
     if func.attr == "manual_backward" or (
         func.attr == "backward" and ctx.text(func.value).split(".")[-1] in ("accelerator", "fabric")
     ):
+        return call_argument(call, 0, "loss")
+    if func.attr == "backward" and call.args and made_by_runner(ctx, func.value):  # `self.launcher.backward(loss)`
         return call_argument(call, 0, "loss")
     if func.attr != "backward" or ctx.qualified_name(func) is not None:
         return None

@@ -31,7 +31,7 @@ from mllint.analysis.program.callers import Binding, call_sites, per_call_site, 
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.folding import fold
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.call_sites import attribute_makers, branch_note, built, classes_of, decided, made_classes, makers, possible_constants, under
+from mllint.analysis.objects.call_sites import attribute_makers, branch_note, built, classes_of, decided, made_by_runner, made_classes, makers, possible_constants, under
 from mllint.analysis.objects.constants import call_constants, got_attribute, is_zero, passes_self, site_constants
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.objects.steps import StepKind, names_optimizer, step_of
@@ -1053,6 +1053,7 @@ class TrainingLoops:
             if call.args and not (
                 BACKWARD_OWNERS.search(receiver) or _is_scaled(func.value) or names_optimizer(receiver)
                 or _is_gradient(m.ctx.analysis(Objects), call.args[0]) or _engine_subclass(m.ctx, func.value)
+                or made_by_runner(m.ctx, func.value)
             ):  # fmt: skip
                 return None  # unknown engines' `backward(loss)`: not modelled
             return m.event(EventKind.BACKWARD, call, None, guards)

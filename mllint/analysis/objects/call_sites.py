@@ -30,6 +30,7 @@ from mllint.analysis.objects.turns import in_turn
 from mllint.analysis.syntax.folding import UNKNOWN, after_exit, arms, fold, known_constant, runs, runs_under
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
+from mllint.analysis.program.hierarchy import made_runner
 from mllint.analysis.values.reaching import MAX_DEPTH
 from mllint.analysis.values.values import ValueKinds
 
@@ -346,6 +347,15 @@ def makers(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[list[tuple[object,
     `linted`: the linted file, when `ctx` is another module of the project (its call sites are found from there)."""
     objects = linted.analysis(Objects) if linted is not None else None
     return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding, objects), linted)
+
+
+def made_by_runner(ctx, receiver: ast.AST) -> bool:
+    """Is `receiver` made by a runner (`Accelerator(...)`, a subclass of the project's: `made_runner`), whatever
+    its name, as the file tells or as a call site of its function passes it (`makers`)?"""
+    if not isinstance(receiver, ast.Name | ast.Attribute):
+        return False
+    view = ctx.analysis(Objects).view
+    return any(made and all(made_runner(c, m, view) for c, m in made) for made, _ in makers(ctx, receiver))
 
 
 def attribute_makers(ctx, root: ast.Name, attributes: list[str]) -> Iterator[tuple[list[tuple[object, ast.Call]], Binding | None]]:

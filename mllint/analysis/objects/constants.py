@@ -14,12 +14,13 @@ correlated.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from weakref import WeakKeyDictionary
 
 from mllint.analysis.program.callers import MAX_SITES, Binding, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ANY_ATTRIBUTE, STORES_KEY, ProjectView, stored_words
-from mllint.analysis.syntax.folding import UNKNOWN, fold, known_constant, taken_arms
+from mllint.analysis.syntax.folding import SOMETHING, UNKNOWN, ends, fold, known_constant, taken_arms
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters
 from mllint.analysis.values.reaching import MAX_DEPTH
@@ -139,16 +140,52 @@ def unrolled(loop: ast.AST, scopes) -> list | None:
 
 def construction_constants(construction: ast.Call, init: ast.AST) -> dict[str, object]:
     """The constants an object's construction gives its `__init__` (`Block(activation="relu")`), also as the
-    attributes `__init__` sets from them (`self.activation = activation`: `{"self.activation": "relu"}`)."""
+    attributes `__init__` sets from them (`self.activation = activation`: `{"self.activation": "relu"}`), and
+    whether an attribute is None: `SOMETHING` when every write on the arms the constants take makes an object
+    (`if activation == "relu": self.act = nn.ReLU()`, `self.bn = nn.BatchNorm2d(c) if bn else None` with
+    `bn` true), so that `if self.act is not None:` in `forward` is decided."""
     constants = call_constants(construction, init, skips_first=True)
-    for node in ast.walk(init):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name | ast.Constant):
-            target = node.targets[0]
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                value = known_constant(node.value, constants)
-                if value is not UNKNOWN:
-                    constants[f"self.{target.attr}"] = value
+    for attribute, values in taken_writes(init, dict(constants)).items():
+        kinds = [known_constant(v, constants) if isinstance(v, ast.Name | ast.Constant) else _made_or_none(v, constants) for v in values]
+        if UNKNOWN not in kinds and all(k is kinds[0] or k == kinds[0] for k in kinds):
+            constants[f"self.{attribute}"] = kinds[0]
     return constants
+
+
+def taken_writes(init: ast.AST, constants: dict) -> dict[str, list[ast.AST]]:
+    """Attribute name -> the values `__init__` writes to `self.<name>` on the arms the constants take
+    (`if act == "relu": self.act = nn.ReLU()` under `{"act": "relu"}`: `nn.ReLU()` alone)."""
+    written: dict[str, list[ast.AST]] = {}
+    for target, value in _taken_writes(init.body, constants):
+        written.setdefault(target.attr, []).append(value)
+    return written
+
+
+def _taken_writes(block: list[ast.stmt], constants: dict) -> Iterator[tuple[ast.Attribute, ast.AST]]:
+    """(`self.x`, the value) of each single write to an attribute of `self` on the arms the constants take."""
+    for statement in block:
+        if isinstance(statement, ast.If):
+            for arm in taken_arms(statement, lambda branch: fold(branch.test, constants)):
+                yield from _taken_writes(arm, constants)
+            continue
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                        yield target, node.value
+
+
+def _made_or_none(value: ast.AST, constants: dict):
+    """None for a `None` literal, `SOMETHING` for a call (an object made), through `a if c else b` the
+    constants decide; UNKNOWN otherwise."""
+    while isinstance(value, ast.IfExp):
+        held = fold(value.test, constants)
+        if held is None:
+            return UNKNOWN
+        value = value.body if held else value.orelse
+    if isinstance(value, ast.Constant) and value.value is None:
+        return None
+    return SOMETHING if isinstance(value, ast.Call) else UNKNOWN
 
 
 def field_constants(construction: ast.Call, cls: ast.ClassDef, home) -> dict[str, object]:
@@ -202,6 +239,33 @@ def reachable_returns(function: ast.AST, constants: dict) -> list[ast.AST]:
     "relu": return F.relu(x)` under `{"self.activation": "relu"}`; a `return` after an `if` decided to
     return is not reached)."""
     return _returns(function.body, constants)[0]
+
+
+def bound_on_taken_arms(function: ast.AST, returned: ast.Return, constants: dict) -> list[ast.AST] | None:
+    """The values the name a top-level `return x` of `function` returns may be bound to there, the `if`s
+    the constants decide running one arm (`x = self.conv(x)`, `if self.act is not None: x = self.act(x)`,
+    `return x` under `{"self.act": SOMETHING}`: `self.act(x)`); None when another statement (a loop, a
+    `try`, an unpacking) may bind it, or `returned` is not a top-level `return` of a name."""
+    if returned not in function.body or not isinstance(returned.value, ast.Name):
+        return None
+    found = _bound_after(function.body[: function.body.index(returned)], returned.value.id, constants, [])
+    return found or None
+
+
+def _bound_after(block: list[ast.stmt], name: str, constants: dict, bound: list[ast.AST] | None) -> list[ast.AST] | None:
+    """The values `name` may be bound to after `block`, `bound` before it; None when unknown."""
+    for statement in block:
+        if bound is None:
+            return None
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            bound = [statement.value] if statement.targets[0].id == name else bound
+        elif isinstance(statement, ast.If):
+            decide = lambda branch: fold(branch.test, constants)  # noqa: E731
+            after = [_bound_after(arm, name, constants, bound) for arm in taken_arms(statement, decide) if not ends(arm, decide)]
+            bound = None if None in after else list({id(v): v for values in after for v in values}.values())
+        elif any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(statement)):
+            return None
+    return bound
 
 
 def _returns(block: list[ast.stmt], constants: dict) -> tuple[list[ast.AST], bool]:

@@ -1256,7 +1256,7 @@ class Objects:
         for number, (receiver, added) in list(self._pending.items()):
             if number not in self._pending:  # indexed meanwhile, by a question its receiver asked
                 continue
-            objects = self._eval(receiver, depth)
+            objects = self._held_too(self._eval(receiver, depth))
             if receiver in self._exprs:
                 if self._pending.pop(number, None) is not None:  # not indexed by a question it asked
                     for obj in objects or ():
@@ -1264,6 +1264,12 @@ class Objects:
             elif base in (objects or ()):
                 matched.append((number, added))
         return [added for _, added in sorted(matched + self._adding.get(base, []), key=lambda pair: pair[0])]
+
+    def _held_too(self, objects: frozenset | None) -> frozenset | None:
+        """`objects` with what is written to those of them that are a module's attribute, kept as itself
+        (`held`): `self.blocks.append(Block(c))` adds to the `nn.ModuleList()` written to `self.blocks`."""
+        fields = [o for o in objects or () if o.kind == "field" and o.base is not None and o.base.kind == "self"]
+        return union(objects, *(self.held(o) or frozenset() for o in fields)) if fields else objects
 
     def _additions(self) -> list[tuple[ast.AST, ast.AST]]:
         """(container, what is added) for every `c.append(x)`, `c.add_module(name, x)`, `c[k] = x`."""
