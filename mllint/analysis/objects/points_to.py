@@ -162,6 +162,7 @@ class Objects:
         self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
         self._spreading: set[ast.AST] = set()  # `**` entries being read (`_spread_item`)
         self._defaults: dict[tuple[ast.AST, object], ast.Call] = {}  # (factory, key) -> the call that makes the item
+        self._targets: dict[ast.Call, tuple[str, bool] | None] = {}  # `instantiate(node)` -> what it builds (`instantiated`)
         self._gets: dict[ast.Call, ast.Subscript] = {}  # `TABLE.get(name)` -> `TABLE[name]` (`read_by_get`)
         self._configs: dict[tuple[ast.AST, str], ast.AST | None] = {}  # (`yaml.safe_load` call, path) or (`@hydra.main` function, "") -> the document
 
@@ -529,13 +530,21 @@ class Objects:
         `partial` is not asked (or not, when it is)."""
         if not call.args or not self._instantiates(call):
             return None
+        if call not in self._targets:
+            self._targets[call] = None  # while it is read (`module = instantiate(module)`: not known)
+            self._targets[call] = self._target(call)
+        target, flag = self._targets[call] or (None, None)
+        return target if flag is partial else None
+
+    def _target(self, call: ast.Call) -> tuple[str, bool] | None:
+        """(the `_target_`, the `_partial_` flag) of the config node an `instantiate(node)` is given."""
         nodes = self.points_to(call.args[0])
         target = self._item_key(nodes, "_target_", ast.Constant(None), 0)
         if not isinstance(target, str):
             return None
         passed = next((k.value for k in call.keywords if k.arg == "_partial_"), None)
         flag = _flag(passed) if passed is not None else self._item_key(nodes, "_partial_", ast.Constant(False), 0, _flag)
-        return target if flag is partial else None
+        return (target, flag) if flag is not None else None
 
     def filed_in_registry(self, found: frozenset | None, keys) -> frozenset[str] | None:
         """The classes the registry object that a table read's objects `found` are files under each of `keys`
