@@ -662,8 +662,8 @@ def _chosen_at(ctx, constructor: ast.Call) -> ast.AST:
 def _class_name(ctx, constructor: ast.Call) -> str | None:
     """The qualified name of the class or factory a call of `ctx` calls, its own module's classes too."""
     func = table_item(ctx, constructor.func) or constructor.func  # `cls = MODELS[name]` then `cls(n)`: the table's
-    name = ctx.qualified_name(func)
-    if name is None and isinstance(func, ast.Name) and ctx.module is not None:
+    name = ctx.analysis(Objects).called_class(constructor) if func is constructor.func else ctx.qualified_name(func)
+    if name is None and isinstance(func, ast.Name) and ctx.qualified_name(func) is None and ctx.module is not None:
         return f"{ctx.module.name}.{func.id}"
     if name is None and isinstance(func, ast.Subscript):  # `MODELS["resnet"](n)`: the one a decorator files there
         filed = followed_view(ctx).registered(ctx.analysis(ValueKinds).value(func))

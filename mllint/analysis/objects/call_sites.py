@@ -490,7 +490,7 @@ def made_classes(ctx, call: ast.Call, linted=None, site: ast.Call | None = None)
     file, when `ctx` is another module of the project."""
     objects = ctx.analysis(Objects)
     func = call.func
-    named = _named_classes(ctx, _bound_callee(ctx, func), linted)
+    named = _named_classes(ctx, _bound_callee(ctx, func), linted, site)
     if named is not None:
         return named
     item = table_item(ctx, func)
@@ -499,25 +499,32 @@ def made_classes(ctx, call: ast.Call, linted=None, site: ast.Call | None = None)
         call = ast.copy_location(ast.Call(func=func, args=call.args, keywords=call.keywords), call)
     key = objects._key_of(func.slice) if isinstance(func, ast.Subscript) else None
     keys = frozenset({key}) if key is not None else _keys_at(ctx, func.slice, site, linted) if isinstance(func, ast.Subscript) else None
-    return objects.constructed(ctx, call, keys)
+    binding = _site_binding(ctx, func.value, site, linted) if isinstance(func, ast.Subscript) else None
+    filed = objects.filed_in_registry(under(ctx, func.value, binding, linted and linted.analysis(Objects)), keys or {None}) if binding is not None else None
+    return filed if filed is not None else objects.constructed(ctx, call, keys)
 
 
 def _keys_at(ctx, key: ast.AST, site: ast.Call | None, linted) -> frozenset | None:
     """The constants a table's key may be: under the one call `site` of the function around it (`kind` and
     `cfg["type"]` of `build(CFG["model"], "model")`, not those of its other calls), when that decides
     them; else under every call site (`possible_constants`)."""
-    function = ctx.scopes.enclosing_function(key) if site is not None else None
-    bindings = (linted or ctx).analysis(Callers).bindings_in(ctx, function) if function is not None else []
-    binding = next((b for b in bindings if b.call is site), None)
+    binding = _site_binding(ctx, key, site, linted)
     found = _constant_under(ctx, key, binding) if binding is not None else None
     return found if found else possible_constants(ctx, key, linted)
 
 
+def _site_binding(ctx, node: ast.AST, site: ast.Call | None, linted) -> Binding | None:
+    """The binding of the function around `node` by its one call `site`; None without one."""
+    function = ctx.scopes.enclosing_function(node) if site is not None else None
+    bindings = (linted or ctx).analysis(Callers).bindings_in(ctx, function) if function is not None else []
+    return next((b for b in bindings if b.call is site), None)
+
+
 def table_item(ctx, func: ast.AST) -> ast.Subscript | None:
-    """The table read a call calls: `MODELS[name]` of `MODELS[name](...)`, or of `cls(...)` with `cls` bound
-    only to `MODELS[name]`; None for any other callee."""
+    """The table read a call calls: `MODELS[name]` of `MODELS[name](...)` or `MODELS.get(name)(...)`, or of
+    `cls(...)` with `cls` bound only to such a read; None for any other callee."""
     func = _bound_callee(ctx, func)
-    return func if isinstance(func, ast.Subscript) else None
+    return func if isinstance(func, ast.Subscript) else ctx.analysis(Objects).read_by_get(func)
 
 
 def _bound_callee(ctx, func: ast.AST) -> ast.AST | None:
@@ -529,24 +536,39 @@ def _bound_callee(ctx, func: ast.AST) -> ast.AST | None:
     return func
 
 
-def _named_classes(ctx, func: ast.AST, linted=None) -> frozenset | None:
+def _named_classes(ctx, func: ast.AST, linted=None, site: ast.Call | None = None) -> frozenset | None:
     """The classes `getattr(module, name)` names (`getattr(nn, cfg.out_act)` with the config field defaulting
-    to "Sigmoid": `torch.nn.Sigmoid`); None for any other expression."""
+    to "Sigmoid": `torch.nn.Sigmoid`), or under the one call `site` of the function around it, the module and
+    the name it passes (`getattr(namespace, spec["name"])` of `build(nn, CFG["loss"])`); None for any other expression."""
     names = getattr_names(ctx, func, linted)
     module = ctx.qualified_name(func.args[0]) if names is not None else None
-    return frozenset(f"{module}.{n}" for n in names) if module is not None else None
+    if module is not None:
+        return frozenset(f"{module}.{n}" for n in names)
+    binding = _site_binding(ctx, func, site, linted) if _is_getattr(ctx, func) else None
+    if binding is None:
+        return None
+    modules = ctx.analysis(Objects).names(under(ctx, func.args[0], binding, linted and linted.analysis(Objects)))
+    names = _constant_under(ctx, func.args[1], binding)
+    if not modules or len(modules) != 1 or not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
+        return None
+    return frozenset(f"{next(iter(modules))}.{n}" for n in names)
 
 
 def getattr_names(ctx, call: ast.AST, linted=None) -> frozenset | None:
     """The attributes `getattr(obj, name)` (of `ctx`) may read, one for each string its name may be
     (`possible_constants`: `{"layer1", "layer2"}` in `for name in cfg.frozen` with `frozen=["layer1",
     "layer2"]`); None for any other expression, a literal name (points-to reads it), or a name not known."""
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2):
-        return None
-    if call.keywords or isinstance(call.args[1], ast.Constant) or ctx.qualified_name(call.func) not in (None, "getattr", "builtins.getattr"):
+    if not _is_getattr(ctx, call) or isinstance(call.args[1], ast.Constant):
         return None
     names = possible_constants(ctx, call.args[1], linted)
     return names if names and all(isinstance(n, str) and n.isidentifier() for n in names) else None
+
+
+def _is_getattr(ctx, call: ast.AST) -> bool:
+    """Is `call` the builtin `getattr(obj, name)` without a default?"""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2):
+        return False
+    return not call.keywords and ctx.qualified_name(call.func) in (None, "getattr", "builtins.getattr")
 
 
 def constant_everywhere(ctx, expr: ast.AST) -> bool:

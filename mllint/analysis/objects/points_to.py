@@ -47,7 +47,8 @@ from functools import cached_property
 
 from mllint.analysis.objects.constants import call_constants, declared_default, field_constants, passes_self, reachable_returns, site_constants, stored_in_project, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
-from mllint.analysis.program.registries import applied_stores, filed_name, identity_decorator, registrations
+from mllint.analysis.program.hydra_configs import builds_target, composed_config
+from mllint.analysis.program.registries import applied_stores, filed_name, identity_decorator, is_registry, library_registrations, registrations
 from mllint.analysis.program.callers import MAX_CALLER_DEPTH, MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
@@ -58,7 +59,7 @@ from mllint.analysis.program.project import ProjectView, defines_module
 from mllint.analysis.syntax.folding import tested_key
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
-from mllint.analysis.syntax.yaml_subset import read_yaml
+from mllint.analysis.syntax.yaml_subset import Mapping, read_yaml
 from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import RETURNS_RECEIVER, SEQUENTIAL, canonical_class, keyed_loop
 from mllint.analysis.syntax.tree import module_statements, own_method
@@ -75,6 +76,7 @@ WRAPPERS = {
     "torch.compile", "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
 }  # fmt: skip
 DEFAULTDICT = "collections.defaultdict"
+INSTANTIATORS = frozenset({"hydra.utils.instantiate", "hydra.utils.call"})  # build what a config's `_target_` names
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
 BUILTIN_CONTAINERS = frozenset(c for c in CONTAINER_CLASSES if "." not in c)
 COPIED = (ast.Name, ast.BoolOp, ast.IfExp)  # what `list(...)` copies the items of: a name, or names with a fallback
@@ -160,7 +162,9 @@ class Objects:
         self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
         self._spreading: set[ast.AST] = set()  # `**` entries being read (`_spread_item`)
         self._defaults: dict[tuple[ast.AST, object], ast.Call] = {}  # (factory, key) -> the call that makes the item
-        self._configs: dict[tuple[ast.Call, str], ast.AST | None] = {}  # (`yaml.safe_load` call, path) -> the document
+        self._targets: dict[ast.Call, tuple[str, bool] | None] = {}  # `instantiate(node)` -> what it builds (`instantiated`)
+        self._gets: dict[ast.Call, ast.Subscript] = {}  # `TABLE.get(name)` -> `TABLE[name]` (`read_by_get`)
+        self._configs: dict[tuple[ast.AST, str], ast.AST | None] = {}  # (`yaml.safe_load` call, path) or (`@hydra.main` function, "") -> the document
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -449,7 +453,7 @@ class Objects:
         if local is not None:
             return obj.ctx, local
         func = obj.node.func  # a class is called by its name or from a table (`MODELS["net"](cfg)`): no flow to follow
-        names = self.constructed(obj.ctx, obj.node) if isinstance(func, ast.Subscript) else {obj.ctx.qualified_name(func)}
+        names = self.constructed(obj.ctx, obj.node) if isinstance(func, ast.Subscript) else {self._of(obj.ctx).called_class(obj.node)}
         name = next(iter(names)) if names and len(names) == 1 else None
         return project_class(self.view, name)
 
@@ -461,10 +465,16 @@ class Objects:
         registering decorator puts there (`registered`), a variable (`act = nn.ReLU`); None when unknown."""
         func = call.func
         name = ctx.qualified_name(func) if not isinstance(func, ast.Subscript) else None
+        if name is not None and self._of(ctx)._instantiates(call):
+            target = self._of(ctx).instantiated(call)
+            return frozenset({target}) if target is not None else None
         if name is not None:
             return frozenset({name})
         home = self._of(ctx)
         keys = frozenset(k for k in keys or () if isinstance(k, int | str) and not isinstance(k, bool)) or None
+        filed = home.filed_in_registry(home.points_to(func.value), keys or {home._key_of(func.slice)}) if isinstance(func, ast.Subscript) else None
+        if filed is not None:  # `LOSSES.get(name)()` of a registry object
+            return filed
         found = self.called_objects(ctx, call, keys)
         if found is None:
             return None
@@ -486,6 +496,73 @@ class Objects:
         if keys is None or not isinstance(func, ast.Subscript):
             return home.points_to(func)
         return union(*(home._item(func.value, key, 0) for key in keys))
+
+    def read_by_get(self, call: ast.AST) -> ast.Subscript | None:
+        """`TABLE[name]` for a call `TABLE.get(name)` of this file whose key is not a constant (one that is
+        is read by `_keyed_read`): the same table read; None for any other expression."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "get" and len(call.args) == 1):
+            return None
+        if call.keywords or _constant(call.args[0]) is not None or isinstance(call.args[0], ast.Starred):
+            return None
+        if call not in self._gets:
+            self._gets[call] = ast.copy_location(ast.Subscript(value=call.func.value, slice=call.args[0], ctx=ast.Load()), call)
+        return self._gets[call]
+
+    def called_class(self, call: ast.Call) -> str | None:
+        """The dotted name of what a call of this file calls as it spells it (`torch.nn.NLLLoss`), or the
+        class Hydra's `instantiate(cfg.loss)` (or the project's own) builds (`instantiated`)."""
+        return self.instantiated(call) if self._instantiates(call) else self.ctx.qualified_name(call.func)
+
+    def _instantiates(self, call: ast.Call) -> bool:
+        """Is `call` Hydra's `instantiate(node, ...)` (`INSTANTIATORS`), or a function of the project that does
+        what it does (`builds_target`)?"""
+        name = self.ctx.qualified_name(call.func)
+        if name in INSTANTIATORS:
+            return True
+        found = self.view.function(name) if self.view is not None and name and "." in name else None
+        return found is not None and builds_target(found[1])
+
+    def instantiated(self, call: ast.Call, partial: bool = False) -> str | None:
+        """The dotted name of the class (or function) a Hydra `instantiate(node, ...)` of this file (or the
+        project's own, `_instantiates`) builds: the `_target_` every config node `node` may be names, as a dict
+        literal or a configuration document holds it; with `partial`, the one a `_partial_: true` node makes a
+        factory of. None for any other call, a target not one known constant, or a node that is partial when
+        `partial` is not asked (or not, when it is)."""
+        if not call.args or not self._instantiates(call):
+            return None
+        if call not in self._targets:
+            self._targets[call] = None  # while it is read (`module = instantiate(module)`: not known)
+            self._targets[call] = self._target(call)
+        target, flag = self._targets[call] or (None, None)
+        return target if flag is partial else None
+
+    def _target(self, call: ast.Call) -> tuple[str, bool] | None:
+        """(the `_target_`, the `_partial_` flag) of the config node an `instantiate(node)` is given."""
+        nodes = self.points_to(call.args[0])
+        target = self._item_key(nodes, "_target_", ast.Constant(None), 0)
+        if not isinstance(target, str):
+            return None
+        passed = next((k.value for k in call.keywords if k.arg == "_partial_"), None)
+        flag = _flag(passed) if passed is not None else self._item_key(nodes, "_partial_", ast.Constant(False), 0, _flag)
+        return (target, flag) if flag is not None else None
+
+    def filed_in_registry(self, found: frozenset | None, keys) -> frozenset[str] | None:
+        """The classes the registry object that a table read's objects `found` are files under each of `keys`
+        (a module-level `HEADS = Registry("heads")` of a library or of the project, filled by its registering
+        method: `registries.library_registrations`), all it files for a key not known; None when it is no
+        such object, or a key is filed under no class (the lookup would fail)."""
+        obj = next(iter(found)) if found and len(found) == 1 else None
+        if obj is None or obj.kind != "made" or not isinstance(obj.node, ast.Call) or self.view is None or self.view.index is None:
+            return None
+        name = _module_variable(obj.ctx, obj.node)
+        if name is None or not is_registry(self.view, obj.ctx.qualified_name(obj.node.func)):
+            return None
+        filed = library_registrations(self.view, name)
+        if None in keys:
+            return frozenset(n for n, _ in filed) or None
+        if not all(any(k in (key, None) for _, k in filed) for key in keys):
+            return None
+        return frozenset(n for n, k in filed if k is None or k in keys)
 
     def registered(self, table: Obj) -> frozenset[str]:
         """The classes of the project a decorator of this module puts in a table of it (`MODELS[name] = cls`
@@ -558,6 +635,8 @@ class Objects:
         if isinstance(node, ast.Lambda) and isinstance(node.body, ast.Call) and (not node.args.args or _forwards_first(node) or _configures(obj.ctx, node)):
             node = node.body.func  # `lambda params, lr: torch.optim.Adam(params, lr=lr)` constructs `Adam` of its first argument
         node = partial_target(obj.ctx, node) or node  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
+        if isinstance(node, ast.Call):  # `instantiate(cfg.loss)` of a `_partial_: true` node: a factory of its target
+            return self._of(obj.ctx).instantiated(node, partial=True)
         return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
 
     def names(self, found: frozenset | None) -> frozenset[str] | None:
@@ -675,7 +754,8 @@ class Objects:
         if isinstance(expr, ast.Name):
             return self._name(expr, depth)
         if isinstance(expr, _ParameterValue):
-            return frozenset({self.parameter(expr.function, expr.name)})
+            document = self._composed(expr.function) if expr.name == first_parameter(expr.function) else None
+            return frozenset({document or self.parameter(expr.function, expr.name)})
         if isinstance(expr, _Iterated):
             return self._item(expr.iterable, None, depth)
         if isinstance(expr, ast.NamedExpr):
@@ -806,6 +886,16 @@ class Objects:
             return frozenset({Obj("made", home.tree, found[1], ctx=home)})
         return objects._fixed(objects._names, (home.tree, found[1]), lambda: objects._name_objects(home.tree, found[1], depth + 1))
 
+    def _composed(self, function: ast.AST) -> Obj | None:
+        """The configuration Hydra hands the first parameter of a `@hydra.main(...)` function (`composed_config`),
+        as a literal made there; None for any other function."""
+        if not getattr(function, "decorator_list", None):
+            return None
+        key = (function, "")
+        if key not in self._configs:
+            self._configs[key] = composed_config(self.ctx, function, function)
+        return Obj("made", self._configs[key], ctx=self.ctx) if self._configs[key] is not None else None
+
     def parameter(self, function: ast.AST, name: str) -> Obj:
         """The object a parameter of a function is: the instance for a method's `self`."""
         cls = self._class_of(function)
@@ -896,6 +986,8 @@ class Objects:
         return self._fixed(self._fields, (base, attribute), lambda: self._field_objects(base, attribute, depth))
 
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
+        if base.kind == "made" and isinstance(base.node, Mapping):  # `cfg.loss` of a configuration document: its item
+            return self._elements(base, attribute, depth)
         if base.kind == "made" and base.ctx is not self.ctx and base.ctx is not None and base.node is base.ctx.tree:
             # a class another module defines (`CFG.epochs`), read there, unless code of the project may store the field
             return None if stored_in_project(self.ctx, attribute) else self._of(base.ctx)._field(base, attribute, depth)
@@ -1307,6 +1399,9 @@ class Objects:
         loaded = self._loaded_config(call, depth)
         if loaded is not None:
             return loaded
+        target = self.instantiated(call)
+        if target is not None:  # `instantiate(cfg.model)`: the class the config names made here, what a function it names returns
+            return self._target_returns(call, target, depth)
         returns = self._returned(call, depth)
         if returns is None and isinstance(func, ast.Subscript | ast.Name):
             returns = self._returned_by_value(func, depth)
@@ -1318,6 +1413,15 @@ class Objects:
             objects = objects if objects is not None else self._of(ctx)._eval(returned, depth + 1, call)
             found = union(found, self._passed_back(call, objects, depth))
         return found
+
+    def _target_returns(self, call: ast.Call, target: str, depth: int) -> frozenset | None:
+        """What `instantiate(node)` gives for the `target` its node names: what a function of the project of
+        that name returns (`_target_: models.build_segmenter`), else an object made by the call."""
+        found = self.view.function(target) if self.view is not None and "." in target and depth < MAX_CALL_DEPTH else None
+        returned = function_returns(found[1]) if found is not None and not self._of(found[0]).is_generator(found[1]) else None
+        if not returned:
+            return frozenset({Obj("made", call, ctx=self.ctx)})
+        return union(*(self._of(found[0])._eval(r, depth + 1, call) for r in returned))
 
     def _loaded_config(self, call: ast.Call, depth: int) -> frozenset | None:
         """`yaml.safe_load(f)` of a file of the project opened at a constant path (`open("config.yaml")`, also
@@ -1407,10 +1511,12 @@ class Objects:
         argument = bind_arguments(call, function, passes_self(call, function)).get(found[0].id)
         return self._item_key(self.points_to(argument), *found[1:], 0) if argument is not None else None
 
-    def _item_key(self, bases: frozenset | None, key, default: ast.AST, depth: int):
+    def _item_key(self, bases: frozenset | None, key, default: ast.AST, depth: int, constant: Callable = None):
         """The one constant the dicts `bases` hold at `key` (else `default`); for a parameter, what each of
         its function's call sites passes holds there (the signature's default standing for a call that passes
-        none: `def main(cfg=CONFIG)`); None when not one known constant."""
+        none: `def main(cfg=CONFIG)`); None when not one known constant. `constant`: what a literal reads as
+        (`_constant`: a key, not a flag)."""
+        constant = constant or _constant
         if not bases or NONE in bases:
             return None
         keys: set = set()
@@ -1421,22 +1527,22 @@ class Objects:
                 passed = [b.argument(base.name) for b in sites]
                 if not passed or None in passed:
                     return None
-                keys |= {self._of(c)._item_key(self._of(c).points_to(a), key, default, depth + 1) for c, a, _ in passed}
+                keys |= {self._of(c)._item_key(self._of(c).points_to(a), key, default, depth + 1, constant) for c, a, _ in passed}
                 continue
             if base.kind == "field" and base.root().kind == "parameter" and depth < MAX_CALL_DEPTH:  # `cfg["head"]` of a parameter
-                keys.add(self._item_key(self._passed_field(base, depth), key, default, depth + 1))
+                keys.add(self._item_key(self._passed_field(base, depth), key, default, depth + 1, constant))
                 continue
             copied = _copied(base)
             if copied is not None and key not in {k.arg for k in base.node.keywords}:  # `cfg = dict(cfg)`: the copied dict's
                 if base not in self._copying:
                     self._copying.add(base)
                     try:
-                        keys.add(self._of(base.ctx)._item_key(self._of(base.ctx).points_to(copied), key, default, depth))
+                        keys.add(self._of(base.ctx)._item_key(self._of(base.ctx).points_to(copied), key, default, depth, constant))
                     finally:
                         self._copying.discard(base)
                 continue
             found = self._keyed_item(base, key, default, depth)
-            keys |= {_constant(o.node) if o.kind == "made" else None for o in found or {NONE}}
+            keys |= {constant(o.node) if o.kind == "made" else None for o in found or {NONE}}
         return keys.pop() if len(keys) == 1 else None
 
     def _passed_field(self, field: Obj, depth: int) -> frozenset | None:
@@ -1902,6 +2008,18 @@ def _written_constant(text: str):
     """The constant `repr` wrote (`'inplace'`, `('inplace', True)`, `-1`); `ast.literal_eval` would leave
     garbage cycles (its nested functions) behind."""
     return _constant_value(ast.parse(text, mode="eval").body)
+
+
+def _module_variable(ctx, made: ast.AST) -> str | None:
+    """`registry.HEADS` for the value of `HEADS = Registry("heads")` at the top of the module `registry`."""
+    if ctx.module is None:
+        return None
+    names = [t.id for s in module_statements(ctx.tree) if isinstance(s, ast.Assign) and s.value is made for t in s.targets if isinstance(t, ast.Name)]
+    return f"{ctx.module.name}.{names[0]}" if len(names) == 1 else None
+
+
+def _flag(node: ast.AST) -> bool | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, bool) else None
 
 
 def _constant_value(node: ast.AST):

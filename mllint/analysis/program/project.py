@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mllint.analysis.program.calls import bind_arguments
-from mllint.analysis.program.registries import LIBRARY_REGISTRIES, applied_stores, filed_name, library_registrations, registrations
+from mllint.analysis.program.registries import applied_stores, filed_name, is_registry, library_registrations, registrations
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
@@ -1147,7 +1147,7 @@ class ProjectView:
         return result
 
     def _library_registered(self, name: str, call: object, module: ModuleSummary) -> Entity | None:
-        """The class `REGISTRY.get("key")` names, `REGISTRY` a library registry of the project (`registries.
+        """The class `REGISTRY.get("key")` names, `REGISTRY` a registry object of the project (`registries.
         library_registrations`); None for any other call, a key not constant or filed under several."""
         table, _, method = name.rpartition(".")
         found = self.find(table) if method == "get" and isinstance(call, ast.Call) and len(call.args) == 1 else None
@@ -1156,7 +1156,7 @@ class ProjectView:
         made = found[0].variable(found[1])
         maker = self.resolve(made.callee, found[0]) if isinstance(made, Called) else None
         key = call.args[0].value if isinstance(call.args[0], ast.Constant) else None
-        if not (isinstance(maker, Entity) and maker.name in LIBRARY_REGISTRIES) or key is None:
+        if not (isinstance(maker, Entity) and is_registry(self, maker.name)) or key is None:
             return None
         filed = [qualified for qualified, filed_as in library_registrations(self, table) if filed_as == key]
         return Entity(filed[0]) if len(filed) == 1 else None

@@ -15,9 +15,10 @@ import ast
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from mllint.analysis.program.hierarchy import project_class
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.scopes import parameters
-from mllint.analysis.syntax.tree import module_statements
+from mllint.analysis.syntax.tree import module_statements, own_method
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 MAX_MODULES = 16  # modules read for the definitions one decorator registers
@@ -90,20 +91,29 @@ REGISTERING_METHODS = frozenset({"register", "register_module"})
 
 
 def library_registrations(view, table: str) -> list[tuple[str, object]]:
-    """(qualified name, key) of each definition of the project a library registry `table` (a module-level
-    `MODELS = Registry("models")` of fvcore, detectron2, mmengine or mmcv, by qualified name) files by a
-    decorator (`@MODELS.register()`, `@MODELS.register_module(name="x")`): under the name passed, else its own."""
+    """(qualified name, key) of each definition of the project a registry object `table` (a module-level
+    `MODELS = Registry("models")`, by qualified name) files by its registering method: as a decorator
+    (`@MODELS.register()`, `@MODELS.register_module(name="x")`, `@HEADS.register_module`) or called at module
+    level on a class (`LOSSES.register("bce")(nn.BCELoss)`): under the name passed, else its own."""
     found = []
     for module in list(dict.fromkeys(m for method in sorted(REGISTERING_METHODS) for m in view.index.modules_calling(method)))[:MAX_MODULES]:
         home = view.index.context(module)
-        for definition in module_statements(home.tree) if home is not None else ():
-            for used in getattr(definition, "decorator_list", ()):
-                func = used.func if isinstance(used, ast.Call) else None
-                if isinstance(func, ast.Attribute) and func.attr in REGISTERING_METHODS and home.qualified_name(func.value) == table:
-                    named = next((k.value for k in used.keywords if k.arg == "name"), used.args[0] if used.args else None)
-                    key = named.value if isinstance(named, ast.Constant) else None if named is not None else definition.name
-                    found.append((f"{module}.{definition.name}", key))
-    return found
+        for used, definition in _decorated(home.tree) if home is not None else ():
+            func = used.func if isinstance(used, ast.Call) else used
+            if isinstance(func, ast.Attribute) and func.attr in REGISTERING_METHODS and home.qualified_name(func.value) == table:
+                named = next((k.value for k in used.keywords if k.arg == "name"), used.args[0] if used.args else None) if isinstance(used, ast.Call) else None
+                key = named.value if isinstance(named, ast.Constant) else None if named is not None else _own_name(definition)
+                found.append((filed_name(home, definition), key))
+    return [(name, key) for name, key in found if name is not None]
+
+
+def is_registry(view, name: str | None) -> bool:
+    """Is `name` a registry class: a library one (`LIBRARY_REGISTRIES`), or a class of the project with a
+    registering method (`def register_module(self, cls=None, name=None)`)?"""
+    if name in LIBRARY_REGISTRIES:
+        return True
+    found = project_class(view, name)
+    return found is not None and any(own_method(found[1], method) is not None for method in REGISTERING_METHODS)
 
 
 def applied_stores(ctx, view) -> list[tuple[object, ast.Subscript]]:

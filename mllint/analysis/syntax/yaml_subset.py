@@ -3,7 +3,7 @@ its values are constants to the analyses: block mappings and block sequences by 
 scalars (`[30, 60, 80]`), and scalars as PyYAML's safe loader reads them (ints, floats written with a dot,
 `true`/`false`/`yes`/`no`/`on`/`off`, `null`/`~`, quoted and plain strings). It executes nothing.
 
-`read_yaml(path)` gives the document as a Python expression tree (`ast.Dict`, `ast.List`, `ast.Constant`),
+`read_yaml(path)` gives the document as a Python expression tree (`Mapping`, `ast.List`, `ast.Constant`),
 each node placed at `at`; None for a file larger than `MAX_BYTES`, unreadable, or holding anything else
 (anchors, aliases, tags, block scalars, flow mappings, several documents): the reader is silent on what it
 does not understand. A scalar PyYAML reads otherwise than Python (`1e-3` is a string to it, `0o7`, `10:30`,
@@ -24,6 +24,11 @@ SPECIAL = set("&*!|>{%@`")
 
 class _NotUnderstood(Exception):
     pass
+
+
+class Mapping(ast.Dict):
+    """A mapping of a configuration document: its items are read by attribute too (`cfg.model.head`, as
+    OmegaConf's `DictConfig` reads them)."""
 
 
 class Unread(ast.expr):
@@ -112,15 +117,20 @@ def _mapping(lines: list, indent: int) -> tuple[ast.AST, list]:
             values.append(ast.Constant(None))
     if lines and lines[0][0] > indent:
         raise _NotUnderstood
-    return ast.Dict(keys=keys, values=values), lines
+    return Mapping(keys=keys, values=values), lines
 
 
 def _sequence(lines: list, indent: int) -> tuple[ast.AST, list]:
     items = []
     while lines and lines[0][0] == indent and (lines[0][1].startswith("- ") or lines[0][1] == "-"):
         item = lines[0][1][1:].strip()
-        if not item or ": " in item or item.endswith(":"):
-            raise _NotUnderstood  # nested blocks in a sequence
+        if not item:
+            raise _NotUnderstood
+        if ": " in item or item.endswith(":"):  # `- model: tagger`: a mapping whose keys start after the dash
+            inner = indent + len(lines[0][1]) - len(item)
+            node, lines = _mapping([(inner, item), *lines[1:]], inner)
+            items.append(node)
+            continue
         items.append(_value(item))
         lines = lines[1:]
     if lines and lines[0][0] > indent:
