@@ -920,7 +920,7 @@ class Objects:
         index, rest = path[0], path[1:]
         items = self._items(value, index, depth)
         if items is None:
-            return None
+            return self._parameter_item(value, index, depth) if not rest else None
         found: frozenset | None = frozenset()
         for item, ctx, site in items:
             objects = self._of(ctx)
@@ -929,6 +929,14 @@ class Objects:
                 inner = self._passed_back(value, inner, depth)
             found = union(found, inner)
         return found
+
+    def _parameter_item(self, value: ast.AST, index, depth: int) -> frozenset | None:
+        """`sched` in `opt, sched = pair` of a parameter `pair` (or a field of one): its item at `index`, as
+        `pair[1]` is, which each call site answers (`Trainer(model, build_optim(model, cfg))`)."""
+        found = self._eval(value, depth) if isinstance(value, ast.Name | ast.Attribute) and isinstance(index, int) else None
+        if not found or not all(_of_parameter(o) for o in found):
+            return None
+        return self._item(value, index, depth)
 
     def _items(self, value: ast.AST, index, depth: int) -> list[tuple[ast.AST, object, ast.AST | None]] | None:
         """The expressions at `index` ("*": any) of what `value` is, with the context they are read in and
