@@ -599,6 +599,10 @@ class Interpreter(Operations):
                 return Number(-operand.dim)
             if isinstance(operand, Number) and isinstance(node.op, (ast.USub, ast.UAdd)):
                 return NUMBER
+            if isinstance(node.op, ast.Invert) and isinstance(operand, Tensor) and operand.shape is not None:
+                return Tensor(operand.shape, ("call", id(node)), f"~{operand.label}")  # `~mask`: another mask
+            if isinstance(node.op, ast.Invert) and isinstance(operand, Frame) and not (operand.accessor or operand.windowed):
+                return Frame(operand.shape, ("call", id(node)))  # `~df["held_out"]`: another Series
             return operand if isinstance(operand, Tensor) and isinstance(node.op, (ast.USub, ast.UAdd)) else None
         if isinstance(node, ast.Compare):
             left = self.eval(node.left)
