@@ -256,7 +256,7 @@ class Operations:
             return None
         value = self.value_of(node.args[0])
         if isinstance(value, Number):
-            return (value.dim,) if value.dim is not None else None
+            return (value.dim,)  # `(?,)` of a count not known: one dimension
         return value.shape if isinstance(value, Tensor) else None
 
     def arange(self, node: ast.Call) -> Shape | None:
@@ -323,6 +323,8 @@ class Operations:
             other = call_argument(node, 0, "other")
             other_value = self.value_of(other)
             return shape if isinstance(other_value, Number) else broadcast(shape, value_shape(other_value))
+        if shape is None and method in REDUCTIONS and not args and not node.keywords:
+            return ()  # `w.mean()` of any rank: one value
         if shape is None:  # `a.ravel()`, `x.flatten()` of any rank: one dimension
             return (None,) if method == "flatten" and not args and not node.keywords else None
         if method in ("split", "chunk") and shape and int_literal(call_argument(node, 1, "dim")) in (None, 0):

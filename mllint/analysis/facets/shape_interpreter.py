@@ -863,6 +863,8 @@ class Interpreter(Operations):
             return NUMBER
         if builtin == "len" and len(arguments) == 1 and isinstance(arguments[0], (Tensor, Frame)) and arguments[0].shape:
             return Number(arguments[0].shape[0])  # (a frame's rows)
+        if builtin == "len" and len(node.args) == 1 and not node.keywords:
+            return NUMBER  # an int, of a size not known
         if builtin == "range":  # its items are ints: `[(f(i), 20 + i % 50) for i in range(n)]`
             return Listed(NUMBER, self.dim(node.args[0]) if len(node.args) == 1 else None)
         if builtin in LISTED_BUILTINS:
