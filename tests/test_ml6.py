@@ -34,6 +34,10 @@ def shape_of(source: str, expression: str) -> str | None:
         ("x = torch.ones(2, 1, 5).squeeze(1)\n", "x", "(2, 5)"),
         ("x = torch.full((4, 2), 0.5).T\n", "x", "(2, 4)"),
         ("x = torch.arange(6).view(2, -1)\n", "x", "(2, 3)"),
+        # `gather` gives its index's shape, of the receiver's rank; another rank is not guessed.
+        ("x = torch.randn(8, 4).gather(1, torch.zeros(8, dtype=torch.long).unsqueeze(1))\n", "x", "(8, 1)"),
+        ("x = torch.gather(torch.randn(8, 4), 1, torch.zeros(8, 2, dtype=torch.long))\n", "x", "(8, 2)"),
+        ("x = torch.randn(8, 4).gather(1, torch.zeros(8, dtype=torch.long))\n", "x", None),
         ("def f(a, h):\n    b, t, c = a.shape\n    x = a.view(b, t, h, -1)\n    return x\n", "x", "(b, t, h, c // h)"),
         ("def f(a, h):\n    b, t, c = a.shape\n    x = a.view(b, t, h, -1).transpose(1, 2).reshape(b, t, -1)\n    return x\n", "x", "(b, t, c)"),
         ("def f(a):\n    b, t, c = a.shape\n    x = a.view(b, -1)\n    return x\n", "x", "(b, t * c)"),

@@ -70,6 +70,17 @@ LOADER = "def f(n, b):\n    loader = DataLoader(TensorDataset(torch.randn(n, 4),
         (LOADER.replace("batch_size=b)", "b, False, None, None, 0, collate)") + "    for x, y in loader:\n        return y\n", "y", None),
         # Rows picked by an index tensor: the same symbol for every tensor it indexes.
         ("def f(n):\n    x, y = torch.randn(n, 4), torch.randn(n)\n    idx = torch.randperm(n)[:8]\n    return y[idx]\n", "y[idx]", "(len(idx),)"),
+        # A negated mask (`~` of a tensor or a Series) selects rows as the mask does, a symbol of its own.
+        ("def f(n):\n    x = torch.randn(n, 4)\n    keep = torch.rand(n) > 0.5\n    return x[~keep]\n", "x[~keep]", "(len(~keep), 4)"),
+        ("import pandas as pd\ndef f(path):\n    t = pd.read_csv(path)\n    a = t[['u', 'v']].to_numpy()\n    return a[~t['w'].isin([0])]\n", "a[~t['w'].isin([0])]", "(len(~t['w'].isin([0])), 2)"),
+        # A group-by aggregation: one row per group; a count not known is still one dimension.
+        ("import pandas as pd\ndef f(path):\n    t = pd.read_csv(path)\n    return t.groupby('k')['v'].mean().to_numpy()\n",
+         "t.groupby('k')['v'].mean().to_numpy()", "(rows,)"),
+        ("def f(a):\n    p = np.random.permutation(len(a))\n    return p\n", "p", "(?,)"),
+        ("def f(a):\n    m = a.mean()\n    return m\n", "m", "()"),
+        # A listed MLP whose last display, out of the loop, ends in its output `Linear` and an activation.
+        ("def f(b, widths):\n    layers, d = [], 4\n    for w in widths:\n        layers.append(nn.Linear(d, w))\n        d = w\n"
+         "    layers += [nn.Linear(d, 1), nn.Sigmoid()]\n    return nn.Sequential(*layers)(torch.randn(b, 4))\n", "nn.Sequential(*layers)(torch.randn(b, 4))", "(b, 1)"),
         # A Dataset class: `__getitem__` run on what `__init__` stored.
         (
             "class D(Dataset):\n    def __init__(self, x):\n        self.x = torch.from_numpy(x)\n"

@@ -57,7 +57,7 @@ ANY_RECEIVER_METHODS = frozenset(
 TENSOR_METHODS = (
     SAME_SHAPE_METHODS | ALONG_A_DIM | BROADCAST_METHODS | REDUCTIONS | ANY_RECEIVER_METHODS
     | {"size", "view", "view_as", "reshape_as", "expand_as", "expand", "new_zeros", "new_ones", "new_empty", "norm", "index_select"}
-    | {"split", "chunk"} | set(METHOD_ALIASES)
+    | {"split", "chunk", "gather"} | set(METHOD_ALIASES)
 )  # fmt: skip
 
 
@@ -256,7 +256,7 @@ class Operations:
             return None
         value = self.value_of(node.args[0])
         if isinstance(value, Number):
-            return (value.dim,) if value.dim is not None else None
+            return (value.dim,)  # `(?,)` of a count not known: one dimension
         return value.shape if isinstance(value, Tensor) else None
 
     def arange(self, node: ast.Call) -> Shape | None:
@@ -316,10 +316,15 @@ class Operations:
             return target
         if keeps_shape(method) or (method in ALONG_A_DIM and (node.args or node.keywords)):
             return shape
+        if method == "gather":  # `q.gather(1, a.unsqueeze(1))`: the index's shape, of the receiver's rank
+            index = self.shape_of(call_argument(node, 1, "index"))
+            return index if shape is None or index is None or len(index) == len(shape) else None
         if method in BROADCAST_METHODS:
             other = call_argument(node, 0, "other")
             other_value = self.value_of(other)
             return shape if isinstance(other_value, Number) else broadcast(shape, value_shape(other_value))
+        if shape is None and method in REDUCTIONS and not args and not node.keywords:
+            return ()  # `w.mean()` of any rank: one value
         if shape is None:  # `a.ravel()`, `x.flatten()` of any rank: one dimension
             return (None,) if method == "flatten" and not args and not node.keywords else None
         if method in ("split", "chunk") and shape and int_literal(call_argument(node, 1, "dim")) in (None, 0):
@@ -555,8 +560,8 @@ def _literal_shape(node: ast.AST) -> Shape | None:
 
 
 def selected_rows(index: object, text: str) -> Dim:
-    """How many rows a one-dimensional index tensor (`perm[i:i + bs]`, a mask) selects: a symbol of that
-    index, the same for every tensor it indexes."""
-    if isinstance(index, Tensor) and index.shape is not None and len(index.shape) == 1:
+    """How many rows a one-dimensional index tensor (`perm[i:i + bs]`, a mask, a Series) selects: a symbol
+    of that index, the same for every tensor it indexes."""
+    if isinstance(index, (Tensor, Frame)) and index.shape is not None and len(index.shape) == 1:
         return Sym(("selected", index.key), f"len({text})", "selected", (index.shape[0],))
     return None

@@ -599,6 +599,10 @@ class Interpreter(Operations):
                 return Number(-operand.dim)
             if isinstance(operand, Number) and isinstance(node.op, (ast.USub, ast.UAdd)):
                 return NUMBER
+            if isinstance(node.op, ast.Invert) and isinstance(operand, Tensor) and operand.shape is not None:
+                return Tensor(operand.shape, ("call", id(node)), f"~{operand.label}")  # `~mask`: another mask
+            if isinstance(node.op, ast.Invert) and isinstance(operand, Frame) and not (operand.accessor or operand.windowed):
+                return Frame(operand.shape, ("call", id(node)))  # `~df["held_out"]`: another Series
             return operand if isinstance(operand, Tensor) and isinstance(node.op, (ast.USub, ast.UAdd)) else None
         if isinstance(node, ast.Compare):
             left = self.eval(node.left)
@@ -859,6 +863,8 @@ class Interpreter(Operations):
             return NUMBER
         if builtin == "len" and len(arguments) == 1 and isinstance(arguments[0], (Tensor, Frame)) and arguments[0].shape:
             return Number(arguments[0].shape[0])  # (a frame's rows)
+        if builtin == "len" and len(node.args) == 1 and not node.keywords:
+            return NUMBER  # an int, of a size not known
         if builtin == "range":  # its items are ints: `[(f(i), 20 + i % 50) for i in range(n)]`
             return Listed(NUMBER, self.dim(node.args[0]) if len(node.args) == 1 else None)
         if builtin in LISTED_BUILTINS:

@@ -69,6 +69,7 @@ LIGHTNING_MODULES = frozenset(
 )
 # A LightningModule's step -> where `trainer.fit(module, ...)` passes the loader of its batches.
 LIGHTNING_STEPS = {"training_step": (1, "train_dataloaders"), "validation_step": (2, "val_dataloaders")}
+MODULE_COPIES = frozenset({"copy.deepcopy"})  # a copy of a module (a target network) runs as the module does
 MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # a module's methods that return it
 
 
@@ -375,7 +376,7 @@ class Shapes:
         project (their `forward` interpreted in their own module, with these arguments)."""
         name = canonical_class(self.ctx.qualified_name(constructor.func))
         first = arguments[0] if arguments and not isinstance(arguments[0], Keyword) else None
-        if name in WRAPPERS and constructor.args:  # `DataParallel(Net())`, `DataParallel(model)`: runs the net
+        if (name in WRAPPERS or name in MODULE_COPIES) and constructor.args:  # `DataParallel(Net())`, `deepcopy(model)`: runs the net
             wrapped = (self.ctx, constructor.args[0]) if isinstance(constructor.args[0], ast.Call) else self.constructor(constructor.args[0])
             if wrapped is None:
                 return None  # (a parameter: its call sites)
@@ -522,14 +523,29 @@ class Shapes:
             return self._convolved(first, [i for i, n in zip(layers[0], names) if n in kinds], CONVOLUTIONS[kinds.pop()], key)
         if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or LINEAR not in names:
             return None
-        if not isinstance(layers[1], ast.Call) or self.values.layer_class(layers[1]) != LINEAR:
+        last = self._width_layer(layers[1]) if isinstance(layers[1], ast.Call) else None
+        if last is None:
             # `layers += [nn.Linear(d, w), nn.SiLU()]` in a loop: the rank is kept, which Linear's width comes last is not known
             return Tensor(first.shape[:-1] + (None,), key) if first.shape else None
-        last = layers[1]
         if first.shape is None and first.ends is not None:
             return Tensor(None, key, ends=torch_layer_ends(LINEAR, last, first.ends, self.static_dim))
         shape = torch_layer_output(LINEAR, last, first.shape, self.static_dim)
         return Tensor(shape, key) if shape is not None else None
+
+    def _width_layer(self, last: ast.Call) -> ast.Call | None:
+        """The `Linear` that gives a listed stack its last size: its last layer, or the one listed before
+        the shape-keeping layers that end the same list display (`layers += [nn.Linear(d, 1), nn.Sigmoid()]`)
+        out of any loop (in one, the list may end otherwise when the loop does not run)."""
+        display = self.ctx.scopes.parent(last)
+        listed = display.elts if isinstance(display, ast.List) and not any(
+            isinstance(a, (ast.For, ast.AsyncFor, ast.While)) for a in self.ctx.scopes.ancestors(display)) else [last]
+        for layer in reversed(listed[: next(i for i, e in enumerate(listed) if e is last) + 1]):
+            name = self.values.layer_class(layer) if isinstance(layer, ast.Call) else None
+            if name == LINEAR:
+                return layer
+            if name not in SHAPE_PRESERVING:
+                return None
+        return None
 
     def _convolved(self, first: Tensor, convolutions: list[ast.Call], spatial: int, key: tuple) -> Tensor | None:
         """A stack of one kind of convolution (and its pools) filled in a loop (`layers += [nn.Conv1d(c,

@@ -42,7 +42,7 @@ FITS = frozenset({"fit", "partial_fit"})  # return the estimator
 ANY = "any"  # a list of columns of unknown length
 ARRAYS = frozenset({"to_numpy", "__array__"})
 REDUCTIONS = frozenset("max min mean median sum std var".split())
-WINDOWS = frozenset({"resample", "rolling", "expanding", "ewm"})  # what their aggregations give: rows by the window
+WINDOWS = frozenset({"resample", "rolling", "expanding", "ewm", "groupby"})  # what their aggregations give: rows by the window
 SAME_ROWS = frozenset({"rolling", "expanding", "ewm"})  # one result per row
 WINDOW_AGGREGATIONS = REDUCTIONS | {"first", "last", "count"}
 OPERATOR_METHODS = frozenset("add sub mul div truediv".split())  # `df.sub(mu)`: `df - mu`
@@ -164,7 +164,8 @@ def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
         return Frame(frame.shape, ("call", id(node))) if method in WINDOW_AGGREGATIONS and not node.args else None
     if method in WINDOWS:
         rows = frame.shape[0] if method in SAME_ROWS else Sym(("size", ("table", id(node)), 0), "rows")
-        return Frame((rows, *frame.shape[1:]), ("table", id(node)), windowed=True)
+        columns = (None,) if method == "groupby" and len(frame.shape) == 2 else frame.shape[1:]  # (a key column becomes the index)
+        return Frame((rows, *columns), ("table", id(node)), windowed=True)
     if method in REDUCTIONS and len(frame.shape) == 2 and not node.args and all(k.arg in ("numeric_only", "skipna", "ddof") for k in node.keywords):
         return Frame(frame.shape[1:], ("call", id(node)), across=True)  # `df.mean()`: one value per column
     if frame.accessor:  # `s.dt.total_seconds()`, `s.str.len()`: one value per row
@@ -200,8 +201,11 @@ def frame_popped(interpreter, node: ast.Call, frame: Frame) -> Frame | None:
 def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.AST]) -> object | None:
     """`df["y"]`, `df[["a", "b"]]`, `df[FEATURES]`, `df.iloc[:, -1]`."""
     key = ("index", id(node), frame.key)
-    if frame.windowed:
-        return None
+    if frame.windowed:  # `df.groupby("id")["y"]`, `df.resample("1h")[["a", "b"]]`: those columns, windowed alike
+        selected = _columns(interpreter, items[0]) if len(items) == 1 and len(frame.shape) == 2 else None
+        if selected is None:
+            return None
+        return Frame((frame.shape[0], *(() if selected == () else (selected if selected != ANY else None,))), key, windowed=True)
     if frame.positional:
         integers = {id(i) for i in items if isinstance(interpreter.seen.get(i), Number)}
         rows = {id(items[0]): Sym(("size", key, 0), "rows")} if _index_array(interpreter.seen.get(items[0])) else {}

@@ -105,7 +105,7 @@ FUNCTIONS: dict[str, Row] = {
     **_rows("torch.", "eye", Row(EYE, 1, "m")),
     **_rows("numpy.", "eye", Row(EYE, 1, "M")),
     **_methods("torch.", _REDUCTIONS + " unsqueeze squeeze flatten permute transpose swapaxes swapdims t reshape "
-               "cumsum cumprod flip roll matmul mm bmm mv:matmul dot:matmul"),
+               "cumsum cumprod flip roll matmul mm bmm mv:matmul dot:matmul gather"),
     **_methods("numpy.", _REDUCTIONS.replace("logsumexp ", "") + " max:amax min:amin average:mean median:mean "
                "squeeze expand_dims:unsqueeze ravel:flatten reshape transpose swapaxes matmul dot:matmul "
                "cumsum cumprod flip roll"),
