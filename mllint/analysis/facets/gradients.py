@@ -85,7 +85,7 @@ CUT_METHODS = VALUE_CUTS | INDEX_CUTS
 LEAVING_TORCH = frozenset({"numpy", "tolist", "item"})  # what they give is a NumPy array or Python numbers
 CUT_ATTRIBUTES = frozenset({"data"})
 CUT_FUNCTIONS = frozenset({
-    "torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.argmax", "torch.argmin", "torch.argsort",
+    "torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.from_numpy", "torch.argmax", "torch.argmin", "torch.argsort",
     "numpy.array", "numpy.asarray",
     # the legacy wrapper: `Variable(x)` is `x.detach()`, `Variable(x, requires_grad=True)` a fresh leaf
     "torch.autograd.Variable", "torch.autograd.variable.Variable",
@@ -775,6 +775,9 @@ class GradientFlow:
         if name in CUT_FUNCTIONS or listed:  # re-wrapping: a new tensor, with no graph (a leaf if it requires grad)
             value = call_argument(call, 0, "data") or call_argument(call, 0, "input")
             before = (self._flow(value, depth + 1) if value is not None else NONE) or UNKNOWN
+            taken = self._cuts_within(value, depth + 1, set()) if before.state is State.UNKNOWN and value is not None else ()
+            if taken:  # what it was taken out of, whatever else it mixed in
+                before = Flow(State.NONE, taken)
             wrapped = Flow(State.NONE, (call,)) if before.state is State.GRAPH else before
             if requires_grad(call):
                 return _new_leaf(self.ctx, wrapped)
@@ -836,6 +839,31 @@ class GradientFlow:
             # A tensor method (`x.mean()`, `x.to(device)`): its receiver and arguments.
             return operands([receiver, *given])
         return UNKNOWN
+
+    def _cuts_within(self, expr: ast.AST, depth: int, seen: set[ast.AST]) -> tuple[ast.AST, ...]:
+        """The cuts of values carrying a graph that `expr` is computed from, through the names bound in its
+        function and the arguments of its calls: what a value re-wrapped into a new tensor was taken out of
+        (`torch.tensor(np.mean(res ** 2))` of `res = k * np.gradient(model(t).detach().numpy())`), when the
+        rest it mixes in (a hyperparameter, a NumPy helper of the project) leaves its flow unknown."""
+        if depth > MAX_DEPTH or expr in seen or self._budget < 0:
+            return ()
+        seen.add(expr)
+        self._budget -= 1
+        if isinstance(expr, ast.Name):
+            definitions = self.values.reaching_definitions(expr)
+            return _unique(c for d in definitions if d.value is not None for c in self._cuts_within(d.value, depth + 1, seen))
+        if isinstance(expr, ast.Call):
+            name = self.ctx.qualified_name(expr.func)
+            builtin = isinstance(expr.func, ast.Name) and name is None and expr.func.id in CUT_BUILTINS
+            cut = cut_input(self.ctx, expr) if is_cut_method(expr, VALUE_CUTS) or name in CUT_FUNCTIONS or builtin else None
+            if cut is not None and (self._flow(cut, depth + 1) or UNKNOWN).state is State.GRAPH:
+                return (expr,)
+            parts = [*expr.args, *(k.value for k in expr.keywords)]
+            if isinstance(expr.func, ast.Attribute):
+                parts.append(expr.func.value)
+        else:
+            parts = [e for e in ast.iter_child_nodes(expr) if isinstance(e, ast.expr)]
+        return _unique(c for part in parts for c in self._cuts_within(part, depth + 1, seen))
 
     def _left_torch(self, expr: ast.AST, depth: int) -> bool:
         """Is `expr` a NumPy value or a Python number taken out of a tensor (`t.detach().cpu().numpy()`,
