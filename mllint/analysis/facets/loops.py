@@ -410,18 +410,22 @@ class TrainingLoops:
         return None
 
     def uncleared_owners(self, step: Event, clears: list[Event]) -> tuple[list[str], str] | None:
-        """The modules the optimizer of a step (of the linted file) gets the parameters of that none of the
-        module clears (of the linted file) reaches, as the objects layer follows both wherever they are
+        """The modules the optimizer of a step gets the parameters of that none of the module clears
+        reaches (each written in the linted file or a file its loop calls), as the objects layer follows both wherever they are
         built (`Adam(list(enc.parameters()) + list(heads.parameters()))` of a builder, `net.zero_grad()` of
         the `enc` it returned): (their texts where the optimizer is built, where that is); None when one is
         unknown, or a clear is not of one of them, whole."""
         call = step.node
-        if step.path is not None or not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)) or (step.path and step.ctx is None):
             return None
-        if any(c.path is not None or not (isinstance(c.node, ast.Call) and isinstance(c.node.func, ast.Attribute)) for c in clears):
+        if any((c.path and c.ctx is None) or not (isinstance(c.node, ast.Call) and isinstance(c.node.func, ast.Attribute)) for c in clears):
             return None
         objects = self.ctx.analysis(Objects)
-        found = objects.points_to(_stepped(self.ctx, call))
+
+        def of(event: Event) -> Objects:  # the points-to of the file the event is written in
+            return objects._of(event.ctx) if event.path else objects
+
+        found = of(step).points_to(_stepped(step.ctx if step.path else self.ctx, call))
         held = [objects._of(o.ctx).held(o) if o.kind == "field" and o.ctx is not None else {o} for o in found - {NONE}] if found else [None]
         optimizers = {o for h in held for o in h or {None}} if held else {None}
         optimizer = optimizers.pop() if len(optimizers) == 1 else None
@@ -429,7 +433,7 @@ class TrainingLoops:
             return None
         home = objects._of(optimizer.ctx)
         owners = {home.ctx.text(o): _made(home.points_to(o)) for o in home.parameter_owners(optimizer.node) if not _torch_loss(home, o)}
-        cleared = [_made(objects.points_to(c.node.func.value)) for c in clears]
+        cleared = [_made(of(c).points_to(c.node.func.value)) for c in clears]
         if len(owners) < 2 or not all(owners.values()) or not cleared or not all(any(c <= m for m in owners.values()) for c in cleared if c):
             return None
         if any(_reads_from(a, b) for a in owners.values() for b in owners.values() if a is not b):
@@ -871,7 +875,8 @@ class TrainingLoops:
         that may act on it (not of a context manager a `with` enters)."""
         arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
         acting = not entered and call.func.attr not in GRADIENT_NEUTRAL and not LOSS_NAME.match(call.func.attr) if isinstance(call.func, ast.Attribute) else False
-        if acting and not m.resolver.is_attribute_call(call):
+        stored = acting and (m.resolver.is_attribute_call(call) or self.ctx.analysis(Objects)._of(m.ctx).calls_stored(call))
+        if acting and not stored:
             arguments.append(reference_key(call.func.value))  # a method may act on its object
         arguments = frozenset(a for a in arguments if a)
         if not arguments:

@@ -375,16 +375,31 @@ class Objects:
         owners, seen, stack = [], set(), [*call.args, *(k.value for k in call.keywords)]
         while stack:
             node = stack.pop()
+            stack += self._kept_parameters(node, seen)
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
                     if inner.func.attr in ("parameters", "named_parameters"):
                         owners += self._iterated_over(inner.func.value)
+                    stack += [a for a in inner.args if isinstance(a, ast.Attribute)]  # `chain(self.a_params, ...)`
+                elif isinstance(inner, ast.List | ast.Tuple | ast.Set | ast.Dict):
+                    stack += [e for e in (inner.values if isinstance(inner, ast.Dict) else inner.elts) if isinstance(e, ast.Attribute)]
+                elif isinstance(inner, ast.Starred) and isinstance(inner.value, ast.Attribute):
+                    stack.append(inner.value)
                 elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load) and inner.id not in seen:
                     seen.add(inner.id)
                     scope = self.ctx.scopes.enclosing_function(inner) or self.ctx.tree
                     stack += [value for _, value in self._bindings_of(scope).get(inner.id, ()) if value is not None]
                     stack += self._added_parameters(scope, inner.id)
         return owners
+
+    def _kept_parameters(self, node: ast.AST, seen: set) -> list[ast.AST]:
+        """What the class of this module writes to the attribute `node` reads (`self.q_params = list(chain(
+        self.q1.parameters(), self.q2.parameters()))` for `self.q_params`), each attribute read once."""
+        if not is_self_attribute(node) or ("self", node.attr) in seen:
+            return []
+        seen.add(("self", node.attr))
+        writes = self.written_in_class(self.points_to(node.value), node.attr) or ()
+        return [value for home, _, _, value in writes if home is self.ctx and value is not None and not isinstance(value, ast.Tuple)]
 
     def _added_parameters(self, scope: ast.AST, name: str) -> list[ast.AST]:
         """What a scope adds to a list of parameters it names: `params += list(m.parameters())`,
@@ -690,6 +705,15 @@ class Objects:
         ctx, cls = classes.pop()
         lookup = dispatched_method if all(o.kind == "self" for o in found - {NONE}) else inherited_method
         return lookup(ctx, cls, func.attr, self.view)
+
+    def calls_stored(self, call: ast.Call) -> bool:
+        """Does `obj.name(...)` call what the one project class `obj` is an instance of stores in `self.name`
+        (`learner.actor(x)` with `self.actor = Actor(...)`), not a method acting on `obj`?"""
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return False
+        found = self.points_to(func.value)
+        return bool(self.written_in_class(found, func.attr)) and self.method(call) is None
 
     def methods(self, call: ast.Call) -> list[tuple[object, ast.AST]]:
         """Each method of a project class `obj.name(...)` may run when `obj` may be an instance of several
