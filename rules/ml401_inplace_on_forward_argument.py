@@ -14,6 +14,7 @@ from mllint.analysis.objects.call_sites import built, made_classes, makers, pass
 from mllint.analysis.objects.callees import forward_calls
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, partial_target, training_test
+from mllint.analysis.syntax.scopes import statement_blocks
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -570,7 +571,7 @@ class InplaceOnForwardArgument(Rule):
         the `else` of `if self.training:`), or after an `if self.training:` that returns?"""
         child = statement
         for ancestor in self.ctx.scopes.ancestors(statement):
-            block = next((b for b in _blocks(ancestor) if any(s is child for s in b)), [])
+            block = next((b for b in statement_blocks(ancestor) if any(s is child for s in b)), [])
             earlier = block[: next(i for i, s in enumerate(block) if s is child)] if block else []
             if any(_returns_when_training(s) for s in earlier):
                 return True
@@ -659,11 +660,6 @@ def _item_of_name(node: ast.AST) -> bool:
 def _returns_when_training(statement: ast.stmt) -> bool:
     """`if self.training: return ...` (or `raise`): what follows runs only in evaluation."""
     return isinstance(statement, ast.If) and training_test(statement.test) is True and isinstance(statement.body[-1], (ast.Return, ast.Raise))
-
-
-def _blocks(node: ast.AST) -> list[list]:
-    """The statement lists of a compound statement (or function)."""
-    return [getattr(node, field) for field in ("body", "orelse", "finalbody") if isinstance(getattr(node, field, None), list)]
 
 
 def _indexes_a_tensor(target: ast.AST) -> bool:

@@ -19,7 +19,7 @@ from mllint.analysis.facets.totals import APPENDS, added, root_of, total_of
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.names import is_self_attribute
-from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes, statement_blocks
 from mllint.analysis.values.values import ValueKinds
 
 MAX_AUGMENTED = 4  # how many `loss += term` statements back a loss is followed
@@ -59,7 +59,7 @@ class KeptGraphs:
         the backward, in the block of the statement that keeps its holder (`output["loss"] = output["loss"].detach()`
         before or after `outputs.append(output)`: the list holds the same dict)?"""
         statement = self.ctx.scopes.statement(kept)
-        block = next((b for b in _blocks(self.ctx.scopes.parent(statement)) if statement in b), [statement])
+        block = next((b for b in statement_blocks(self.ctx.scopes.parent(statement)) if statement in b), [statement])
         item = ast.unparse(held)
         return any(
             isinstance(other, ast.Assign)
@@ -294,10 +294,6 @@ class KeptGraphs:
         cls = callee.ctx.scopes.enclosing_class(callee.function)
         name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
         return name, f"{path}:{returned[-1].lineno}" if path else self.ctx.place(returned[-1])
-
-
-def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
-    return [getattr(node, field) for field in ("body", "orelse", "finalbody") if isinstance(getattr(node, field, None), list)]
 
 
 def _adds(statement: ast.AST) -> bool:

@@ -43,7 +43,7 @@ from mllint.analysis.facets.loop_events import (
 from mllint.analysis.facets.gradients import requires_grad
 from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters, statement_blocks
 from mllint.analysis.syntax.tree import child_nodes, module_statements, own_method
 from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
 from mllint.findings import Related
@@ -252,7 +252,7 @@ class TrainingLoops:
             return self._function(m, body, 0)
         if isinstance(body, ast.expr):
             return self._expression_events(m, body.body if isinstance(body, ast.Lambda) else body, (), 0)
-        statements = [body] if isinstance(body, ast.stmt) else [s for block in _blocks(body) for s in block]
+        statements = [body] if isinstance(body, ast.stmt) else [s for block in statement_blocks(body) for s in block]
         return self._events(m, statements, (), 0)
 
     def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
@@ -267,7 +267,7 @@ class TrainingLoops:
         node, following = statement, []
         while not isinstance(node, (*SCOPE_NODES, *LOOP_NODES, ast.Module)):
             parent = self.ctx.scopes.parent(node)
-            block = next((b for b in _blocks(parent) if node in b), [])
+            block = next((b for b in statement_blocks(parent) if node in b), [])
             following += block[block.index(node) + 1 :] if node in block else []
             node = parent
         return self._events(self.own, [statement, *following], (), 0)[len(self._events(self.own, [statement], (), 0)) :]
@@ -1457,6 +1457,3 @@ def _may_give_events(statements: list[ast.stmt]) -> bool:
     )  # fmt: skip
 
 
-def _blocks(node: ast.AST) -> list[list]:
-    """The statement lists of a node (`body`, `orelse`, `finalbody`)."""
-    return [b for b in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list)]

@@ -159,6 +159,11 @@ def _stores(index) -> tuple[list[tuple[int, int]], list[str]]:
     return [(line, column) for line, column, _ in bound], [name for _, _, name in bound]
 
 
+def statement_blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    """The statement lists of a compound statement or function (`body`, `orelse`, `finalbody`)."""
+    return [b for b in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list)]
+
+
 def own_nodes(block: list[ast.stmt]) -> Iterator[ast.AST]:
     """The nodes of a block in source order, not those of the functions, lambdas and classes it defines
     (their definitions themselves included)."""
