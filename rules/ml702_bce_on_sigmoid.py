@@ -21,7 +21,9 @@ class BceOnSigmoid(Rule):
     ## What it does
     Opt-in (enable it by its code). Reports sigmoid output passed as the input of `BCELoss` or
     `F.binary_cross_entropy`, also when the sigmoid is applied by a model's `forward` or a helper
-    function in another file of the project, where the loss may be backpropagated: it reaches a
+    function in another file of the project, and when the `BCELoss` is one of the criteria a loop or a
+    comprehension calls each in turn (`sum(w * fn(prob, y) for fn, w in losses.values())`, the dict built
+    by a helper), where the loss may be backpropagated: it reaches a
     `backward()`, or leaves the function (returned, stored in an attribute or a container), directly or
     through variables. A loss that is only compared, printed or turned into a number
     (`torch.allclose(reference, fused)`, `loss.item()`) is not reported: that is a numeric check of the

@@ -99,6 +99,22 @@ def test_bce_on_sigmoid(lint):
     )
 
 
+def test_bce_on_sigmoid_in_a_loop_over_every_criterion_names_the_item(lint):
+    """A loop (or a comprehension) calls each item of the container in turn: the one `BCELoss` of a list
+    of criteria is given the sigmoid output, whatever the other items are."""
+    source = HEADER + (
+        "criteria = [(nn.BCELoss(), 1.0), (nn.L1Loss(), 0.1)]\n"
+        "def total(prob, y):\n"
+        "    return sum(w * crit(prob, y) for crit, w in criteria)\n"
+        "total(torch.sigmoid(z), y).backward()\n"
+    )
+    [finding] = lint(source, "ML702")
+    assert finding.message == (
+        "`prob` is sigmoid output: `prob` is `torch.sigmoid(z)` passed at line 7 (line 7), passed to `crit` (its item "
+        "`nn.BCELoss()`, line 4): `BCEWithLogitsLoss` on the logits keeps the gradient where the sigmoid saturates"
+    )
+
+
 def test_bce_on_sigmoid_is_an_opt_in_suggestion():
     """A DCGAN discriminator or a VAE decoder trained with `BCELoss` on its sigmoid is correct code."""
     from mllint.registry import all_rules, expand_selector

@@ -25,7 +25,7 @@ from mllint.analysis.objects.constants import binding_constants, call_constants,
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.objects.turns import turns
 from mllint.analysis.program.hierarchy import inherited_method
-from mllint.analysis.program.project import Instance, ProjectView, followed_view
+from mllint.analysis.program.project import Instance, ProjectView, followed_view, place_in
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.folding import runs_under
 from mllint.analysis.syntax.scopes import parameters
@@ -267,6 +267,8 @@ class LossCalls:
             if loss is not None and binding is not None and self._loss_object(call.func, None, turn) is None:
                 note = _passed_note(ctx, call.func, binding)
             chosen += [call.func] if loss is not None else []
+            item = self._item_note(call.func, binding, turn, loss) if loss is not None else ""
+            note = (f"{note[:-1]}; {item})" if note.endswith(")") else f"{note} ({item})") if item else note
         if loss is None:
             loss = self._wrapped_loss(call.func, binding)
             if loss is not None and binding is not None and self._wrapped_loss(call.func, None) is None:
@@ -318,9 +320,18 @@ class LossCalls:
         if not classes or None in classes:
             return None
         losses = {self._loss_of_class(name) for names in classes for name in names}
-        if len(losses) == 2 and None in losses and any(len(names) > 1 for names in classes):
-            losses.discard(None)  # a table of losses by configuration: the one of this family it may be
+        if len(losses) == 2 and None in losses and (any(len(names) > 1 for names in classes) or self.ctx.analysis(Objects).each_item(func)):
+            losses.discard(None)  # a table of losses by configuration, or a loop calling each: the one of this family
         return losses.pop() if len(losses) == 1 else None
+
+    def _item_note(self, func: ast.AST, binding, turn: tuple | None, loss: str) -> str:
+        """For the variable of a loop calling each item of a container (`Objects.each_item`): which item is
+        the `loss`, and where it is built ("its item `nn.BCELoss()`, losses.py:17"); "" for another callee."""
+        if not self.ctx.analysis(Objects).each_item(func):
+            return ""
+        made = built(self.ctx, func, binding, turn=turn) or []
+        item = next(((home, c) for home, c in made if any(self._loss_of_class(n) == loss for n in constructed_classes((home, c), self.ctx))), None)
+        return "" if item is None else f"its item `{item[0].text(item[1])}`, {place_in(self.ctx, item[0], item[1])}"
 
     def _loss_of_class(self, name: str | None) -> str | None:
         """The loss a class computes: a library loss's, or that of the one a project subclass derives from

@@ -86,6 +86,7 @@ PLAIN_DECORATORS = {"staticmethod", "classmethod"}  # decorators that leave what
 OPTIMIZER = re.compile(r"optim|Adam|SGD|RMSprop|Adagrad|Adafactor|Lion|LAMB", re.IGNORECASE)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (*FUNCTIONS, ast.Lambda)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 @dataclass(frozen=True)
@@ -387,7 +388,7 @@ class Objects:
                     stack.append(inner.value)
                 elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load) and inner.id not in seen:
                     seen.add(inner.id)
-                    scope = self.ctx.scopes.enclosing_function(inner) or self.ctx.tree
+                    scope = self._comprehension_binding(inner) or self.ctx.scopes.enclosing_function(inner) or self.ctx.tree
                     stack += [value for _, value in self._bindings_of(scope).get(inner.id, ()) if value is not None]
                     stack += self._added_parameters(scope, inner.id)
         return owners
@@ -426,15 +427,24 @@ class Objects:
             return list(listed) if listed and not any(isinstance(e, ast.Starred) for e in listed) else [receiver]  # `nn.ModuleList([model.a, model.b])`
         if not isinstance(receiver, ast.Name):
             return [receiver]
-        scope = self.ctx.scopes.enclosing_function(receiver) or self.ctx.tree
+        scope = self._comprehension_binding(receiver) or self.ctx.scopes.enclosing_function(receiver) or self.ctx.tree
         bound = self._bindings_of(scope).get(receiver.id, ())
         iterated = bound[0][1].iterable if len(bound) == 1 and isinstance(bound[0][1], _Iterated) else None
         if isinstance(iterated, ast.Name):
-            named = self._bindings_of(scope).get(iterated.id, ())
+            named = self._bindings_of(self.ctx.scopes.enclosing_function(iterated) or self.ctx.tree).get(iterated.id, ())
             iterated = named[0][1] if len(named) == 1 else None
         if isinstance(iterated, ast.List | ast.Tuple) and iterated.elts and not any(isinstance(e, ast.Starred) for e in iterated.elts):
             return list(iterated.elts)
         return [receiver]
+
+    def each_item(self, name: ast.AST) -> bool:
+        """Is `name` bound only as the variable of loops or comprehensions (`fn` of `for fn, w in
+        losses.values()`): what it is called on, each item of what they iterate is called on in turn, not
+        one item chosen among them."""
+        if not isinstance(name, ast.Name):
+            return False
+        bound = self._bindings_of(self._scope_binding(name)).get(name.id, ())
+        return bool(bound) and all(isinstance(value, _Iterated) for _, value in bound)
 
     def member(self, base: Obj, name: str, depth: int = 0) -> frozenset | None:
         """The objects of attribute `name` of `base`, or any of its items for "[]". `.module` of a model
@@ -868,12 +878,28 @@ class Objects:
         return found
 
     def _scope_binding(self, name: ast.Name) -> ast.AST:
-        """The function (or the module) whose binding of the name a read sees."""
+        """The comprehension, function (or the module) whose binding of the name a read sees: a
+        comprehension's variables are its own (`c` of `sum(c(x) for c in a)` is not the `c` of a later `for c
+        in b:`)."""
         scopes = self.ctx.scopes
+        comprehension = self._comprehension_binding(name)
+        if comprehension is not None:
+            return comprehension
         scope = scopes.enclosing_function(name)
         while scope is not None and name.id not in scopes.local_bindings(scope):
             scope = scopes.enclosing_function(scope)
         return scope if scope is not None else self.ctx.tree
+
+    def _comprehension_binding(self, name: ast.Name) -> ast.AST | None:
+        """The innermost comprehension around `name` (within its function) that binds it as a variable."""
+        for ancestor in self.ctx.scopes.ancestors(name):
+            if isinstance(ancestor, (*SCOPES, ast.ClassDef)):
+                return None
+            if isinstance(ancestor, COMPREHENSIONS) and any(
+                isinstance(t, ast.Name) and t.id == name.id for g in ancestor.generators for t in ast.walk(g.target)
+            ):
+                return ancestor
+        return None
 
     def _name_objects(self, scope: ast.AST, name: str, depth: int) -> frozenset | None:
         bindings = self._bindings_of(scope).get(name)
@@ -957,7 +983,7 @@ class Objects:
     def _parameter_item(self, value: ast.AST, index, depth: int) -> frozenset | None:
         """`sched` in `opt, sched = pair` of a parameter `pair` (or a field of one): its item at `index`, as
         `pair[1]` is, which each call site answers (`Trainer(model, build_optim(model, cfg))`)."""
-        found = self._eval(value, depth) if isinstance(value, ast.Name | ast.Attribute) and isinstance(index, int) else None
+        found = self._eval(value, depth) if isinstance(value, ast.Name | ast.Attribute | _Iterated) and isinstance(index, int) else None
         if not found or not all(_of_parameter(o) for o in found):
             return None
         return self._item(value, index, depth)
@@ -1884,7 +1910,9 @@ def _item_source(ctx, value: "_Iterated", path: list) -> tuple["_Iterated", list
     the one iterable the name takes its item from: (what is iterated, where the name is in one item)."""
     call = value.iterable
     method = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not call.args else None
-    if (method == "values" and path == []) or (method == "items" and path[:1] == [1]):
+    if method == "values":  # `for fn, w in terms.values()`: an item of the dict, unpacked as the target says
+        return _Iterated(call.func.value), path
+    if method == "items" and path[:1] == [1]:
         return _Iterated(call.func.value), path[1:]
     builtin = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and ctx.qualified_name(call.func) is None else None
     plain = builtin in ("zip", "enumerate") and not call.keywords and not any(isinstance(a, ast.Starred) for a in call.args)
