@@ -17,7 +17,8 @@ class TrainingErrorSwallowed(Rule):
     Reports an exception handler for a broad exception (bare `except:`, `Exception`, `BaseException`,
     `RuntimeError`) that does not re-raise, on a `try` whose body trains: it runs a backward pass and
     an optimizer step (or a manual update of the parameters by their gradients: `p.add_(p.grad, alpha=-lr)`,
-    `w -= lr * w.grad` of a parameter, not of an input an attack updates), directly, in a loop, or through functions of the file it calls. Also, in a
+    `w -= lr * w.grad` of a parameter, not of an input an attack updates), directly, in a loop, or through functions of the file it calls
+    or methods of the project's objects (`runner.train()` whose loop calls the update of the learner it was handed). Also, in a
     training loop or in a function a training step runs (a `do_batch` helper the loop calls, a method a
     `training_step` calls), a handler on a `try` around the forward and backward pass (`loss.backward()`,
     an optimizer wrapper's `optim.backward(loss)`), whatever it does next, and one on a `try` around

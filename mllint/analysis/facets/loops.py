@@ -128,6 +128,12 @@ class BackwardReach:
         """What other modules' lints keep of it (`ProjectIndex.fact`): the functions that reach one."""
         return ctx.analysis(cls).functions
 
+    def reaching_through(self, names: frozenset[str]) -> frozenset[str]:
+        """The functions that reach a backward pass when the methods `names` do, called on any object (a
+        method of another module: `self.learner.update(batch)`)."""
+        more = [c for c in self.calls if isinstance(_called(c).func, ast.Attribute) and callee_name(_called(c)) in names]
+        return frozenset(self._reach(self.marks + more)[1]) if more else self.functions
+
     def marks_with(self, more: list[ast.Call]) -> list[ast.Call]:
         """The marks, when `more` calls reach a backward pass too."""
         return self._reach(self.marks + more)[0] if more else self.marks
@@ -673,7 +679,15 @@ class TrainingLoops:
 
     @cached_property
     def _backward_imports(self) -> dict[str, str]:
-        """The names the file imports from modules of the project that call `.backward(` -> the module."""
+        """The names the file imports from modules of the project that call `.backward(`, or reach one
+        through a method of another (`_reached_through`) -> the module."""
+        through = self._reached_through
+        return {name: module for name, module in self._project_imports.items() if _calls_backward(self.project.index, module) or module in through}
+
+    @cached_property
+    def _project_imports(self) -> dict[str, str]:
+        """The names the file imports from other modules of the project -> the module (none when no module
+        of the project calls `.backward(`: then no import is followed)."""
         if not self._project_calls_backward:
             return {}
         index, found = self.project.index, {}
@@ -681,16 +695,38 @@ class TrainingLoops:
             module = qualified if index.locate(qualified) else qualified.rpartition(".")[0]
             defined = self.project.find(qualified) if module and not index.locate(qualified) else None
             module = defined[0].name if defined is not None else module  # `from models import Net` of `models/net.py`
-            if module and module != self.project.own_name and _calls_backward(index, module):
+            if module and module != self.project.own_name and index.locate(module):
                 found[name] = module
         return found
 
     @cached_property
+    def _reached_through(self) -> dict[str, frozenset[str]]:
+        """The modules the file imports from that call no `.backward(` themselves, with their functions that
+        call, on any object, a method reaching one in a module that does (`runner.train()` whose loop calls
+        `self.learner.update(batch)`, the learner handed to the runner): one step, by the methods' names (a
+        cheap guess: the events decide)."""
+        index = self.project.index if self._project_imports else None
+        names = frozenset().union(*(self._reaching(m) for m in self._calling_modules))
+        found: dict[str, frozenset[str]] = {}
+        for module in set(self._project_imports.values()) if names else ():
+            home = index.context(module) if not _calls_backward(index, module) else None
+            reached = home.analysis(BackwardReach).reaching_through(names) if home is not None else frozenset()
+            if reached:
+                found[module] = reached
+        return found
+
+    @cached_property
     def _backward_modules(self) -> set[str]:
+        """The modules whose methods a call on an object may run that reach a backward pass: those that call
+        `.backward(` (`_calling_modules`), and those that call a method of one (`_reached_through`)."""
+        return self._calling_modules | set(self._reached_through)
+
+    @cached_property
+    def _calling_modules(self) -> set[str]:
         """The modules whose methods a call on an object may run that call `.backward(`: those the file
         imports from, and those defining a project base of a class it imports (a mixin's step,
         `model.contrastive_step(a, b)`) or that the module of a function it imports imports (a builder's)."""
-        found = set(self._backward_imports.values())
+        found = {m for m in self._project_imports.values() if _calls_backward(self.project.index, m)}
         imported = list(self.ctx.analysis(Names).module_imports().values()) if self._project_calls_backward else []
         for qualified in list(imported):  # a builder's module: the classes it may return (`build_model(opt)`)
             defined = self.project.find(qualified) if self.project.class_summary(qualified) is None else None
@@ -732,7 +768,10 @@ class TrainingLoops:
         """The functions and methods of a module of the project that lexically reach a backward call."""
         if module not in self._reaching_elsewhere:
             index = self.project.index  # type: ignore[union-attr]
-            reaching = index.fact(module, BackwardReach) if module and _calls_backward(index, module) else None
+            if module and _calls_backward(index, module):
+                reaching = index.fact(module, BackwardReach)
+            else:  # (`_reached_through` reads only modules that call one)
+                reaching = self._reached_through.get(module) if module in self._project_imports.values() else None
             self._reaching_elsewhere[module] = reaching or frozenset()
         return self._reaching_elsewhere[module]
 
@@ -983,7 +1022,8 @@ class TrainingLoops:
         """The method of a project class a call on its instance runs (`engine.run_epoch(...)`, `engine =
         Engine(...)` of another module), as the objects layer tells, for a parameter of the file's
         under the first call site that tells; for a parameter of another module's function the loop runs
-        (`runner.backward(loss)` in `fit(runner, ...)`), the one class every call site passes."""
+        (`runner.backward(loss)` in `fit(runner, ...)`), or an attribute holding what its class was passed
+        (`self.learner.update(batch)` of a runner handed a learner), the one class every call site passes."""
         if not isinstance(call.func, ast.Attribute) or m.ctx.qualified_name(call.func.value) is not None:
             return None
         objects = self.ctx.analysis(Objects)
@@ -991,7 +1031,7 @@ class TrainingLoops:
         if found is None and m is self.own and (_parameter(self.own, call.func.value) or self._passed_in(objects, call.func.value)):  # as the first call site that tells
             classes = (c for c, binding in classes_of(m.ctx, call.func.value) if binding is not None)
             found = next((inherited_method(home, cls, call.func.attr, objects.view) for home, cls in classes), None)
-        elif found is None and m is not self.own and _parameter(m, call.func.value):
+        elif found is None and m is not self.own and (_parameter(m, call.func.value) or self._passed_in(objects._of(m.ctx), call.func.value)):
             classes = {id(c[1]): c for c, binding in classes_of(m.ctx, call.func.value, self.ctx) if binding is not None}
             found = inherited_method(*classes.popitem()[1], call.func.attr, objects.view) if len(classes) == 1 else None
         return Callee(found[1], found[0]) if found is not None else None
