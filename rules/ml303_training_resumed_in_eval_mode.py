@@ -20,7 +20,7 @@ class TrainingResumedInEvalMode(Rule):
     `model.to(device).train()`, `getattr(model, "module", model).train()`,
     `for net in (generator, discriminator): net.train()`) runs before the training. When the only `model.train()`
     runs once, before the loop, the finding is at it (the line to move into the loop) and names the training
-    step by file and line; otherwise it is at the training step, and names the `train()` the training function
+    step by file and line (one that trains the model rather than one calling it under `no_grad()`); otherwise it is at the training step, and names the `train()` the training function
     calls on another module instead (`self.augment.train()`, a part's `self.model.head.train()`). A model whose class is known
     (`torch.nn`, this file, or another module of the linted project) and has no Dropout/BatchNorm-like
     layer is not reported; a model put in eval mode before the loop on purpose
@@ -94,7 +94,9 @@ class TrainingResumedInEvalMode(Rule):
         if not (modes.may_switch_to_eval() or modes.may_train_passed_models()):
             return
         reported: set[ast.AST] = set()
-        for use in modes.training_uses():
+        # A step that trains the model first: the one a finding at a `train()` before the loop names (not its
+        # forward under `no_grad()` in another model's step, which makes that model's inputs).
+        for use in sorted(modes.training_uses(), key=lambda use: modes.home(use.call).grad_disabled(use.call)):
             if use.call in reported or not any(f.mode is Mode.EVAL for f in use.facts):
                 continue
             loops = modes.loops_around(use.site, use.scope)

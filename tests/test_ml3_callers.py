@@ -157,3 +157,10 @@ def test_a_script_passing_its_model_is_named_the_module():
         "through `score(net, batches)` (run.py:18) puts it in eval mode later in the loop and nothing calls "
         "`net.train()` before this training step runs; the module passes it at run.py:17"
     )
+
+
+def test_a_train_before_the_loop_names_the_step_that_trains_the_model_not_its_use_under_no_grad():
+    # `self.g` makes the discriminator's inputs under `no_grad()` first (line 25); it trains at line 32.
+    [finding] = lint_in_project("gan/translator.py", "ML303", directory=FIXTURES / "modes_preview_helpers")
+    assert (finding.start.line, finding.start.column) == (39, 9)
+    assert "so from the second iteration on the training step at translator.py:32 runs in eval mode" in finding.message
