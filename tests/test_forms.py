@@ -43,7 +43,6 @@ KNOWN = {
     ("ml6_projects/rollout_returns/run.py", "params", "lost", "ML601"): PARAMS,
     ("ml6_projects/rollout_returns/run.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("ml6_shape_sources/stream.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
-    ("datashapes_fold_rows/fold_indices.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("objects_interprocedural/h_fitter.py", "builder", "lost", "ML601"): BUILDER,
     ("sites_module_scope/rebound_modes.py", "params", "lost", "ML303"): PARAMS,
     ("turns_dict_loops/train_weighted.py", "params", "lost", "ML101"): PARAMS,

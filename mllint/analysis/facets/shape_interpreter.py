@@ -176,6 +176,8 @@ class Interpreter(Operations):
         self.env: dict[str, object] = {}
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
         self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
+        self.reads_stored = record  # does `self.x` read what `__init__` stores (a method run for an instance)?
+        self.rebound: frozenset[str] = frozenset()  # ... but for these attributes, which other methods store
         self.modules_bound: dict[str, tuple[object, ast.Call]] = {}  # a loop's `layer` -> the layer it is on this pass
         self.turn: tuple[str, object] | None = None  # (key variable, key) of the loop over a dict taken one key at a time
         if isinstance(function, FUNCTION_NODES):
@@ -654,7 +656,8 @@ class Interpreter(Operations):
         size = self.shapes.attribute_size(node) if is_self_attribute(node) else None
         if _informative(size):
             return size
-        stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and (self.record or self.tracks_self) else None
+        reads = self.tracks_self or self.reads_stored and node.attr not in self.rebound
+        stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and reads else None
         if _informative(stored):
             return stored  # (`self.loader = loader`: what `__init__` is passed, before the parameter's symbol)
         if size is not None:
@@ -908,7 +911,7 @@ class Interpreter(Operations):
             if called is not None:
                 return called
         elif name is None and (instance := self.instance_method(node)) is not None:
-            called = self.helper_call(node, instance[1], arguments, instance[0], skips_first=True, held=instance[2])
+            called = self.helper_call(node, instance[1], arguments, instance[0], skips_first=True, held=instance[2], rebound=instance[3])
             if called is not None:
                 return called
         elif name is not None:
@@ -1099,10 +1102,11 @@ class Interpreter(Operations):
         read = {n.id for n in self.ctx.index.within(helper, ast.Name) if isinstance(n.ctx, ast.Load)} - own
         return {name: self.env[name] for name in read if name in self.env and (_informative(self.env[name]) or isinstance(self.env[name], Number))}
 
-    def instance_method(self, node: ast.Call) -> tuple[object, ast.FunctionDef, dict] | None:
+    def instance_method(self, node: ast.Call) -> tuple[object, ast.FunctionDef, dict, frozenset] | None:
         """For `Runner(rewards).returns()` (or `r.returns()` of an `r` built once): the method's context and
         node, with the values of the `self.` attributes its instance holds from its construction in this
-        function (`Instances.held`, `{"self.rewards": ...}`); None when none of them says something."""
+        function (`Instances.held`, `{"self.rewards": ...}`), those that say something, and the attributes
+        methods of its class other than `__init__` store (`Instances.rebound`)."""
         instances = self.ctx.analysis(Instances)
         instance = instances.built(node.func.value) if isinstance(node.func, ast.Attribute) else None
         found = instances.objects.class_of(instance) if instance is not None else None
@@ -1111,13 +1115,13 @@ class Interpreter(Operations):
             return None
         held = {f"self.{a}": self.value_of(v) for a, v in instances.held(instance).items() if self.ctx.scopes.enclosing_scope(v) is self.ctx.scopes.enclosing_scope(node)}
         held = {a: v for a, v in held.items() if _informative(v) or isinstance(v, Number)}
-        return (method[0] if method[0] is not self.ctx else None, method[1], held) if held else None
+        return method[0] if method[0] is not self.ctx else None, method[1], held, instances.rebound(instance)
 
-    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None, skips_first: bool = False, held=None) -> object | None:
+    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None, skips_first: bool = False, held=None, rebound=None) -> object | None:
         """A call of a helper function of this file (or of another module of the project, `ctx`; a method
-        of `self`'s class when `skips_first`, with what its instance `held` in `self.` attributes), given no
-        arguments or one that says something (a known shape, a size, a dataset, ...): the helper run with
-        the arguments."""
+        of `self`'s class when `skips_first`, with what its instance `held` in `self.` attributes, given: the
+        other attributes, but those `rebound`, are what its `__init__` stores), given no arguments or one that
+        says something (a known shape, a size, a dataset, ...): the helper run with the arguments."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
         bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=skips_first)
@@ -1136,7 +1140,7 @@ class Interpreter(Operations):
         linted = [self.shapes.ctx.analysis(Callers)] if self.shapes.ctx.project is not None else _LINTED[-1:]
         _LINTED.extend(linted)  # another module's helper finds its call sites as the linted file does
         try:
-            summary = shapes.helper_output(helper, passed or {})
+            summary = shapes.helper_output(helper, passed or {}, rebound)
         finally:
             del _LINTED[len(_LINTED) - len(linted):]
         if summary is None:

@@ -14,7 +14,8 @@ import ast
 from mllint.analysis.objects.points_to import FUNCTIONS, NONE, Obj, Objects
 from mllint.analysis.program.callers import Binding, Callers
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.hierarchy import inherited_method
+from mllint.analysis.program.hierarchy import inherited_method, lineage
+from mllint.analysis.syntax.names import is_self_attribute
 
 
 class Instances:
@@ -92,6 +93,17 @@ class Instances:
                 argument = passed.get(Obj("parameter", init[1], node.value.id, ctx=init[0]).key())
                 found.update({attribute: argument} if argument is not None else {})
         return found
+
+    def rebound(self, instance: Obj) -> frozenset[str]:
+        """The `self.` attributes a method other than `__init__` of the class of `instance` (a `built` one) or
+        of its bases stores: what `__init__` left there may not be what a later call of a method reads."""
+        home, cls = self.objects.class_of(instance)
+        names = set()
+        for _, found in lineage(home, cls, self.objects.view):
+            for method in found.body:
+                if isinstance(method, FUNCTIONS) and method.name != "__init__":
+                    names.update(n.attr for n in ast.walk(method) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and is_self_attribute(n))
+        return frozenset(names)
 
     def arguments(self, parameter: str) -> list[ast.AST]:
         """What the instances this file builds were passed for a parameter (by its object key: `passed`)."""
