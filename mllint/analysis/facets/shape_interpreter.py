@@ -20,6 +20,7 @@ from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.turns import turn_keys, variables
 from mllint.analysis.facets.broadcasts import Broadcast, column_and_row, written_outer
 from mllint.analysis.facets.data_shapes import DATA_LOADERS, as_dataset, data_value, environment_step
+from mllint.analysis.facets.distributions import distribution, distribution_method
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, signed_literal, slice_length
 from mllint.analysis.facets.layer_shapes import changes_width
@@ -29,7 +30,7 @@ from mllint.analysis.facets.operations import KEEPS_ENDS, TENSOR_METHODS, TORCH,
 from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_operation, frame_popped, read_table, scaling, splitting, table_rows
 from mllint.analysis.facets.vocabulary import ARRAY, ELEMENTWISE, FUNCTIONS, LEGACY, SIZES
 from mllint.analysis.facets.tensor_values import (
-    MORE, NONE, NUMBER, Absent, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape,
+    MORE, NONE, NUMBER, Absent, Batches, Distribution, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape,
 )
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes, same_expression
 from mllint.analysis.values.runners import handed_back
@@ -117,7 +118,7 @@ def _informative(value: object | None) -> bool:
         return any(_informative(v) or isinstance(v, Number) for _, v in value.values) or _informative(value.rest)
     if isinstance(value, Listed):  # a list of numbers: `torch.tensor(rewards)` is `(n,)`
         return _informative(value.item) or isinstance(value.item, Number)
-    return isinstance(value, (Samples, Batches, Frame, Scaler))
+    return isinstance(value, (Samples, Batches, Frame, Scaler, Distribution))
 
 
 def _unnamed(value: object | None, function: ast.AST) -> object | None:
@@ -887,6 +888,9 @@ class Interpreter(Operations):
         if isinstance(receiver, Fields) and node.func.attr in ("items", "values") and not node.args:
             held = _alike([v for _, v in receiver.values] + ([receiver.rest] if receiver.rest is not None else []), ("held", id(node)))
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
+        made = distribution(name, node, self.value_of)
+        if made is not None or isinstance(receiver, Distribution):  # `Categorical(logits=z)`, its `log_prob(a)`
+            return made or Tensor(distribution_method(receiver, node, self.value_of), ("call", id(node)))
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver) or frame_popped(self, node, receiver) or frame_operation(node, receiver, arguments)
         scaler = scaling(node, name, receiver, arguments) or splitting(node, name, receiver)
@@ -1103,19 +1107,22 @@ class Interpreter(Operations):
         return {name: self.env[name] for name in read if name in self.env and (_informative(self.env[name]) or isinstance(self.env[name], Number))}
 
     def instance_method(self, node: ast.Call) -> tuple[object, ast.FunctionDef, dict, frozenset] | None:
-        """For `Runner(rewards).returns()` (or `r.returns()` of an `r` built once): the method's context and
-        node, with the values of the `self.` attributes its instance holds from its construction in this
-        function (`Instances.held`, `{"self.rewards": ...}`), those that say something, and the attributes
-        methods of its class other than `__init__` store (`Instances.rebound`)."""
+        """For `Runner(rewards).returns()` (or `r.returns()` of an `r` built once, or of a parameter `r` its
+        function's call sites pass one class's instances for): the method's context and node, with the values
+        of the `self.` attributes its instance holds from its construction in this function (`Instances.held`,
+        `{"self.rewards": ...}`), those that say something, and the attributes methods of its class other
+        than `__init__` store (`Instances.rebound`)."""
+        if not isinstance(node.func, ast.Attribute):
+            return None
         instances = self.ctx.analysis(Instances)
-        instance = instances.built(node.func.value) if isinstance(node.func, ast.Attribute) else None
-        found = instances.objects.class_of(instance) if instance is not None else None
+        instance = instances.built(node.func.value)
+        found = instances.objects.class_of(instance) if instance is not None else instances.passed_class(node.func.value)
         method = inherited_method(*found, node.func.attr, self.shapes.view) if found is not None else None
         if method is None or not isinstance(method[1], ast.FunctionDef) or method[1].decorator_list:
             return None
-        held = {f"self.{a}": self.value_of(v) for a, v in instances.held(instance).items() if self.ctx.scopes.enclosing_scope(v) is self.ctx.scopes.enclosing_scope(node)}
+        held = {f"self.{a}": self.value_of(v) for a, v in instances.held(instance).items() if self.ctx.scopes.enclosing_scope(v) is self.ctx.scopes.enclosing_scope(node)} if instance is not None else {}
         held = {a: v for a, v in held.items() if _informative(v) or isinstance(v, Number)}
-        return method[0] if method[0] is not self.ctx else None, method[1], held, instances.rebound(instance)
+        return method[0] if method[0] is not self.ctx else None, method[1], held, instances.rebound(*found)
 
     def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None, skips_first: bool = False, held=None, rebound=None) -> object | None:
         """A call of a helper function of this file (or of another module of the project, `ctx`; a method

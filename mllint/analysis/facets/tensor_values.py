@@ -108,6 +108,16 @@ class Fields:
 
 
 @dataclass(frozen=True)
+class Distribution:
+    """A `torch.distributions` distribution: the shape of its batch of distributions and of one event
+    (`Categorical` of `(B, A)` logits: `(B,)` and `()`; `Normal` of `(B, A)` means: `(B, A)` and `()`;
+    `Independent` of that over 1 dimension: `(B,)` and `(A,)`)."""
+
+    batch: Shape
+    event: Shape
+
+
+@dataclass(frozen=True)
 class Keyword:
     """An argument a module is called with by name (`model(x, mask=m)`, each key of `model(**inputs)`)."""
 

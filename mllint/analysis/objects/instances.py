@@ -36,6 +36,19 @@ class Instances:
             self._built[receiver] = self._instance(receiver)
         return self._built[receiver]
 
+    def passed_class(self, receiver: ast.AST) -> tuple[object, ast.ClassDef] | None:
+        """The one class of the project (no nn.Module; with its module's context) of the objects a parameter
+        (or an attribute of one) `receiver` names are instances of, as the call sites of its function pass them
+        (`buffer` of `update(self, buffer)` called `agent.update(RolloutBuffer(...))`); None for anything else."""
+        found = self.objects.points_to(receiver)
+        found = found - {NONE} if found else found
+        if not found or any(obj.root().kind != "parameter" for obj in found):
+            return None
+        classes = self.objects.classes_of(found)
+        if len(classes) != 1 or classes[0][1] in classes[0][0].analysis(ModuleClasses).modules:
+            return None
+        return classes[0]
+
     def _instance(self, receiver: ast.AST) -> Obj | None:
         found = self.objects.points_to(receiver)
         found = found - {NONE} if found else found
@@ -94,10 +107,9 @@ class Instances:
                 found.update({attribute: argument} if argument is not None else {})
         return found
 
-    def rebound(self, instance: Obj) -> frozenset[str]:
-        """The `self.` attributes a method other than `__init__` of the class of `instance` (a `built` one) or
-        of its bases stores: what `__init__` left there may not be what a later call of a method reads."""
-        home, cls = self.objects.class_of(instance)
+    def rebound(self, home, cls: ast.ClassDef) -> frozenset[str]:
+        """The `self.` attributes a method other than `__init__` of a class (of `home`'s module) or of its bases
+        stores: what `__init__` left there may not be what a later call of a method of an instance reads."""
         names = set()
         for _, found in lineage(home, cls, self.objects.view):
             for method in found.body:
