@@ -26,7 +26,7 @@ from mllint.analysis.facets.indexing import index_shape, int_literal, signed_lit
 from mllint.analysis.facets.layer_shapes import changes_width
 from mllint.analysis.syntax.names import call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
-from mllint.analysis.facets.operations import KEEPS_ENDS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape, selected_rows
+from mllint.analysis.facets.operations import BROADCAST_METHODS, KEEPS_ENDS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape, selected_rows
 from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_operation, frame_popped, read_table, scaling, splitting, table_rows
 from mllint.analysis.facets.vocabulary import ARRAY, ELEMENTWISE, FUNCTIONS, LEGACY, SIZES
 from mllint.analysis.facets.tensor_values import (
@@ -501,10 +501,13 @@ class Interpreter(Operations):
         self.env[left.value.id] = Tensor(dims, key, label)
 
     def append(self, expr: ast.AST) -> None:
-        """`items.append(v)` (`insert(i, v)`) on a list: a list of values like `v`, if every other item is alike."""
-        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name)):
+        """`items.append(v)` (`insert(i, v)`) on a list (`self.items` too, where `__init__` fills one): a list of
+        values like `v`, if every other item is alike."""
+        receiver = expr.func.value if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) else None
+        name = receiver.id if isinstance(receiver, ast.Name) else f"self.{receiver.attr}" if is_self_attribute(receiver) else None
+        if name is None:
             return
-        name, listed = expr.func.value.id, self.env.get(expr.func.value.id)
+        listed = self.env.get(name)
         if expr.func.attr in ("append", "extend", "insert") and isinstance(listed, (Items, Listed)):
             added = {"append": 1, "insert": 2}.get(expr.func.attr)  # `ret.insert(0, g)` adds its second argument
             value = self.seen.get(expr.args[-1]) if added == len(expr.args) else None
@@ -888,9 +891,10 @@ class Interpreter(Operations):
         if isinstance(receiver, Fields) and node.func.attr in ("items", "values") and not node.args:
             held = _alike([v for _, v in receiver.values] + ([receiver.rest] if receiver.rest is not None else []), ("held", id(node)))
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
-        made = distribution(name, node, self.value_of)
+        combined = lambda a, b: self.binary(node, ast.Add(), a, b)  # noqa: E731 (element-wise, as `a + b`)
+        made = distribution(name, node, self.value_of, combined)
         if made is not None or isinstance(receiver, Distribution):  # `Categorical(logits=z)`, its `log_prob(a)`
-            return made or Tensor(distribution_method(receiver, node, self.value_of), ("call", id(node)))
+            return made or distribution_method(receiver, node, self.value_of, combined) or Tensor(None, ("call", id(node)))
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver) or frame_popped(self, node, receiver) or frame_operation(node, receiver, arguments)
         scaler = scaling(node, name, receiver, arguments) or splitting(node, name, receiver)
@@ -966,6 +970,8 @@ class Interpreter(Operations):
         elif isinstance(receiver, Tensor) and (node.func.attr in TENSOR_METHODS or keeps_shape(node.func.attr)) and not self.shapes.called_self(node.func.value):
             if receiver.max_rank is not None and keeps_shape(node.func.attr):
                 return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
+            if receiver.shape is None and node.func.attr in BROADCAST_METHODS and len(node.args) == 1 and not node.keywords:
+                return self.binary(node, ast.Add(), receiver, arguments[0])  # `x.pow(2)`, `x.mul(w)`: as `x * w`
             known = _ends_of(receiver) if node.func.attr in SWAPS else receiver.ends or ((), ())
             ends = _partial_method(node, node.func.attr, known) if receiver.shape is None else None
             if ends is not None and ends != ((), ()):  # `x.unsqueeze(-1)` of any x: `(..., 1)`

@@ -826,7 +826,8 @@ class Shapes:
             if call is not None and (any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)):
                 return None
             passed = binding.argument(parameter.id)
-            sizes.add(int_literal(passed[1]) if passed is not None else None)
+            if passed is not None or call is not None:  # (the signature's own defaults: none for this parameter)
+                sizes.add(int_literal(passed[1]) if passed is not None else None)
         return 1 if sizes == {1} else None  # other sizes keep their symbol: it names what moves in a view (ML603)
 
     def attribute_size(self, node: ast.Attribute) -> object | None:

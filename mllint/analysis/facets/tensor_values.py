@@ -109,11 +109,12 @@ class Fields:
 
 @dataclass(frozen=True)
 class Distribution:
-    """A `torch.distributions` distribution: the shape of its batch of distributions and of one event
-    (`Categorical` of `(B, A)` logits: `(B,)` and `()`; `Normal` of `(B, A)` means: `(B, A)` and `()`;
-    `Independent` of that over 1 dimension: `(B,)` and `(A,)`)."""
+    """A `torch.distributions` distribution: its batch of distributions, as a tensor of that shape (known,
+    or of unknown rank with known ends), and the shape of one event (`Categorical` of `(B, A)` logits:
+    `(B,)` and `()`; `Normal` of `(B, A)` means: `(B, A)` and `()`; `Independent` of that over 1
+    dimension: `(B,)` and `(A,)`)."""
 
-    batch: Shape
+    batch: Tensor
     event: Shape
 
 
