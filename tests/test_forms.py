@@ -41,7 +41,6 @@ KNOWN = {
     ("ml404_stepped_modules/reused_detach.py", "params", "lost", "ML404"): PARAMS,
     ("ml4_missed_parts/train_aliases.py", "builder", "lost", "ML417"): BUILDER,
     ("ml6_projects/rollout_returns/run.py", "params", "lost", "ML601"): PARAMS,
-    ("ml6_projects/rollout_returns/run.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("ml6_shape_sources/stream.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("objects_interprocedural/h_fitter.py", "builder", "lost", "ML601"): BUILDER,
     ("sites_module_scope/rebound_modes.py", "params", "lost", "ML303"): PARAMS,
