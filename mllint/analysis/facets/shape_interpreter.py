@@ -20,16 +20,17 @@ from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.turns import turn_keys, variables
 from mllint.analysis.facets.broadcasts import Broadcast, column_and_row, written_outer
 from mllint.analysis.facets.data_shapes import DATA_LOADERS, as_dataset, data_value, environment_step
+from mllint.analysis.facets.distributions import distribution, distribution_method
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, signed_literal, slice_length
 from mllint.analysis.facets.layer_shapes import changes_width
 from mllint.analysis.syntax.names import call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
-from mllint.analysis.facets.operations import KEEPS_ENDS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape, selected_rows
+from mllint.analysis.facets.operations import BROADCAST_METHODS, KEEPS_ENDS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape, selected_rows
 from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_operation, frame_popped, read_table, scaling, splitting, table_rows
 from mllint.analysis.facets.vocabulary import ARRAY, ELEMENTWISE, FUNCTIONS, LEGACY, SIZES
 from mllint.analysis.facets.tensor_values import (
-    MORE, NONE, NUMBER, Absent, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape,
+    MORE, NONE, NUMBER, Absent, Batches, Distribution, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape,
 )
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes, same_expression
 from mllint.analysis.values.runners import handed_back
@@ -117,7 +118,7 @@ def _informative(value: object | None) -> bool:
         return any(_informative(v) or isinstance(v, Number) for _, v in value.values) or _informative(value.rest)
     if isinstance(value, Listed):  # a list of numbers: `torch.tensor(rewards)` is `(n,)`
         return _informative(value.item) or isinstance(value.item, Number)
-    return isinstance(value, (Samples, Batches, Frame, Scaler))
+    return isinstance(value, (Samples, Batches, Frame, Scaler, Distribution))
 
 
 def _unnamed(value: object | None, function: ast.AST) -> object | None:
@@ -176,6 +177,8 @@ class Interpreter(Operations):
         self.env: dict[str, object] = {}
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
         self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
+        self.reads_stored = record  # does `self.x` read what `__init__` stores (a method run for an instance)?
+        self.rebound: frozenset[str] = frozenset()  # ... but for these attributes, which other methods store
         self.modules_bound: dict[str, tuple[object, ast.Call]] = {}  # a loop's `layer` -> the layer it is on this pass
         self.turn: tuple[str, object] | None = None  # (key variable, key) of the loop over a dict taken one key at a time
         if isinstance(function, FUNCTION_NODES):
@@ -498,10 +501,13 @@ class Interpreter(Operations):
         self.env[left.value.id] = Tensor(dims, key, label)
 
     def append(self, expr: ast.AST) -> None:
-        """`items.append(v)` (`insert(i, v)`) on a list: a list of values like `v`, if every other item is alike."""
-        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name)):
+        """`items.append(v)` (`insert(i, v)`) on a list (`self.items` too, where `__init__` fills one): a list of
+        values like `v`, if every other item is alike."""
+        receiver = expr.func.value if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) else None
+        name = receiver.id if isinstance(receiver, ast.Name) else f"self.{receiver.attr}" if is_self_attribute(receiver) else None
+        if name is None:
             return
-        name, listed = expr.func.value.id, self.env.get(expr.func.value.id)
+        listed = self.env.get(name)
         if expr.func.attr in ("append", "extend", "insert") and isinstance(listed, (Items, Listed)):
             added = {"append": 1, "insert": 2}.get(expr.func.attr)  # `ret.insert(0, g)` adds its second argument
             value = self.seen.get(expr.args[-1]) if added == len(expr.args) else None
@@ -654,7 +660,8 @@ class Interpreter(Operations):
         size = self.shapes.attribute_size(node) if is_self_attribute(node) else None
         if _informative(size):
             return size
-        stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and (self.record or self.tracks_self) else None
+        reads = self.tracks_self or self.reads_stored and node.attr not in self.rebound
+        stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and reads else None
         if _informative(stored):
             return stored  # (`self.loader = loader`: what `__init__` is passed, before the parameter's symbol)
         if size is not None:
@@ -884,6 +891,10 @@ class Interpreter(Operations):
         if isinstance(receiver, Fields) and node.func.attr in ("items", "values") and not node.args:
             held = _alike([v for _, v in receiver.values] + ([receiver.rest] if receiver.rest is not None else []), ("held", id(node)))
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
+        combined = lambda a, b: self.binary(node, ast.Add(), a, b)  # noqa: E731 (element-wise, as `a + b`)
+        made = distribution(name, node, self.value_of, combined)
+        if made is not None or isinstance(receiver, Distribution):  # `Categorical(logits=z)`, its `log_prob(a)`
+            return made or distribution_method(receiver, node, self.value_of, combined) or Tensor(None, ("call", id(node)))
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver) or frame_popped(self, node, receiver) or frame_operation(node, receiver, arguments)
         scaler = scaling(node, name, receiver, arguments) or splitting(node, name, receiver)
@@ -908,7 +919,7 @@ class Interpreter(Operations):
             if called is not None:
                 return called
         elif name is None and (instance := self.instance_method(node)) is not None:
-            called = self.helper_call(node, instance[1], arguments, instance[0], skips_first=True, held=instance[2])
+            called = self.helper_call(node, instance[1], arguments, instance[0], skips_first=True, held=instance[2], rebound=instance[3])
             if called is not None:
                 return called
         elif name is not None:
@@ -959,6 +970,8 @@ class Interpreter(Operations):
         elif isinstance(receiver, Tensor) and (node.func.attr in TENSOR_METHODS or keeps_shape(node.func.attr)) and not self.shapes.called_self(node.func.value):
             if receiver.max_rank is not None and keeps_shape(node.func.attr):
                 return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
+            if receiver.shape is None and node.func.attr in BROADCAST_METHODS and len(node.args) == 1 and not node.keywords:
+                return self.binary(node, ast.Add(), receiver, arguments[0])  # `x.pow(2)`, `x.mul(w)`: as `x * w`
             known = _ends_of(receiver) if node.func.attr in SWAPS else receiver.ends or ((), ())
             ends = _partial_method(node, node.func.attr, known) if receiver.shape is None else None
             if ends is not None and ends != ((), ()):  # `x.unsqueeze(-1)` of any x: `(..., 1)`
@@ -1099,25 +1112,29 @@ class Interpreter(Operations):
         read = {n.id for n in self.ctx.index.within(helper, ast.Name) if isinstance(n.ctx, ast.Load)} - own
         return {name: self.env[name] for name in read if name in self.env and (_informative(self.env[name]) or isinstance(self.env[name], Number))}
 
-    def instance_method(self, node: ast.Call) -> tuple[object, ast.FunctionDef, dict] | None:
-        """For `Runner(rewards).returns()` (or `r.returns()` of an `r` built once): the method's context and
-        node, with the values of the `self.` attributes its instance holds from its construction in this
-        function (`Instances.held`, `{"self.rewards": ...}`); None when none of them says something."""
+    def instance_method(self, node: ast.Call) -> tuple[object, ast.FunctionDef, dict, frozenset] | None:
+        """For `Runner(rewards).returns()` (or `r.returns()` of an `r` built once, or of a parameter `r` its
+        function's call sites pass one class's instances for): the method's context and node, with the values
+        of the `self.` attributes its instance holds from its construction in this function (`Instances.held`,
+        `{"self.rewards": ...}`), those that say something, and the attributes methods of its class other
+        than `__init__` store (`Instances.rebound`)."""
+        if not isinstance(node.func, ast.Attribute):
+            return None
         instances = self.ctx.analysis(Instances)
-        instance = instances.built(node.func.value) if isinstance(node.func, ast.Attribute) else None
-        found = instances.objects.class_of(instance) if instance is not None else None
+        instance = instances.built(node.func.value)
+        found = instances.objects.class_of(instance) if instance is not None else instances.passed_class(node.func.value)
         method = inherited_method(*found, node.func.attr, self.shapes.view) if found is not None else None
         if method is None or not isinstance(method[1], ast.FunctionDef) or method[1].decorator_list:
             return None
-        held = {f"self.{a}": self.value_of(v) for a, v in instances.held(instance).items() if self.ctx.scopes.enclosing_scope(v) is self.ctx.scopes.enclosing_scope(node)}
+        held = {f"self.{a}": self.value_of(v) for a, v in instances.held(instance).items() if self.ctx.scopes.enclosing_scope(v) is self.ctx.scopes.enclosing_scope(node)} if instance is not None else {}
         held = {a: v for a, v in held.items() if _informative(v) or isinstance(v, Number)}
-        return (method[0] if method[0] is not self.ctx else None, method[1], held) if held else None
+        return method[0] if method[0] is not self.ctx else None, method[1], held, instances.rebound(*found)
 
-    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None, skips_first: bool = False, held=None) -> object | None:
+    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None, skips_first: bool = False, held=None, rebound=None) -> object | None:
         """A call of a helper function of this file (or of another module of the project, `ctx`; a method
-        of `self`'s class when `skips_first`, with what its instance `held` in `self.` attributes), given no
-        arguments or one that says something (a known shape, a size, a dataset, ...): the helper run with
-        the arguments."""
+        of `self`'s class when `skips_first`, with what its instance `held` in `self.` attributes, given: the
+        other attributes, but those `rebound`, are what its `__init__` stores), given no arguments or one that
+        says something (a known shape, a size, a dataset, ...): the helper run with the arguments."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
         bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=skips_first)
@@ -1136,7 +1153,7 @@ class Interpreter(Operations):
         linted = [self.shapes.ctx.analysis(Callers)] if self.shapes.ctx.project is not None else _LINTED[-1:]
         _LINTED.extend(linted)  # another module's helper finds its call sites as the linted file does
         try:
-            summary = shapes.helper_output(helper, passed or {})
+            summary = shapes.helper_output(helper, passed or {}, rebound)
         finally:
             del _LINTED[len(_LINTED) - len(linted):]
         if summary is None:

@@ -197,14 +197,17 @@ class Shapes:
         self._analyse_scope_of(call)
         return self.helper_values.get(call)
 
-    def helper_output(self, function: ast.FunctionDef, arguments: dict[str, object]) -> tuple[object | None, dict] | None:
-        """What a helper function of this file returns given `arguments`, with its expressions' values."""
+    def helper_output(self, function: ast.FunctionDef, arguments: dict[str, object], rebound: frozenset | None = None) -> tuple[object | None, dict] | None:
+        """What a helper function of this file returns given `arguments`, with its expressions' values; a
+        method run for an instance (`rebound` given) reads the `self.` attributes its class's `__init__`
+        stores, but those `rebound` (stored again by other methods of the instance's class)."""
 
         def run() -> tuple[object | None, dict]:
             interpreter = Interpreter(self, function, arguments, record=False)
+            interpreter.reads_stored, interpreter.rebound = rebound is not None, rebound or frozenset()
             return interpreter.run(), interpreter.seen
 
-        return self._summarised((function, tuple(sorted(arguments.items(), key=lambda item: item[0]))), function, run)
+        return self._summarised((function, rebound, tuple(sorted(arguments.items(), key=lambda item: item[0]))), function, run)
 
     def _summarised(self, key: tuple, owner: ast.AST, compute):
         """`compute()`, memoized by `key`, run with `owner` (a function or class) among the active
@@ -511,9 +514,11 @@ class Shapes:
 
     def _listed_output(self, listed: ast.AST, constructor: ast.Call, first: object | None) -> Tensor | None:
         """`nn.Sequential(*layers)` of a list of `Linear` and shape-keeping layers filled in a loop, ending in
-        a `Linear`: that `Linear`'s output (an MLP builder's); ending otherwise, or in a layer the loop adds
-        last: the input's rank, its last size unknown."""
-        layers = self.values.listed_layers(listed, constructor) if isinstance(first, Tensor) else None
+        a `Linear`: that `Linear`'s output (an MLP builder's); ending otherwise, in a layer the loop adds
+        last, or a slice of the list (`*layers[:-1]`, dropping a last activation): the input's rank, its last
+        size unknown."""
+        sliced = isinstance(listed, ast.Subscript) and isinstance(listed.slice, ast.Slice)
+        layers = self.values.listed_layers(listed.value if sliced else listed, constructor) if isinstance(first, Tensor) else None
         if layers is None:
             return None
         names = [self.values.layer_class(i) or self._chosen_layer(i) if isinstance(i, ast.Call) else None for i in layers[0]]
@@ -523,7 +528,7 @@ class Shapes:
             return self._convolved(first, [i for i, n in zip(layers[0], names) if n in kinds], CONVOLUTIONS[kinds.pop()], key)
         if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or LINEAR not in names:
             return None
-        last = self._width_layer(layers[1]) if isinstance(layers[1], ast.Call) else None
+        last = self._width_layer(layers[1]) if isinstance(layers[1], ast.Call) and not sliced else None
         if last is None:
             # `layers += [nn.Linear(d, w), nn.SiLU()]` in a loop: the rank is kept, which Linear's width comes last is not known
             return Tensor(first.shape[:-1] + (None,), key) if first.shape else None
@@ -821,7 +826,8 @@ class Shapes:
             if call is not None and (any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)):
                 return None
             passed = binding.argument(parameter.id)
-            sizes.add(int_literal(passed[1]) if passed is not None else None)
+            if passed is not None or call is not None:  # (the signature's own defaults: none for this parameter)
+                sizes.add(int_literal(passed[1]) if passed is not None else None)
         return 1 if sizes == {1} else None  # other sizes keep their symbol: it names what moves in a view (ML603)
 
     def attribute_size(self, node: ast.Attribute) -> object | None:

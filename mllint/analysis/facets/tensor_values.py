@@ -108,6 +108,17 @@ class Fields:
 
 
 @dataclass(frozen=True)
+class Distribution:
+    """A `torch.distributions` distribution: its batch of distributions, as a tensor of that shape (known,
+    or of unknown rank with known ends), and the shape of one event (`Categorical` of `(B, A)` logits:
+    `(B,)` and `()`; `Normal` of `(B, A)` means: `(B, A)` and `()`; `Independent` of that over 1
+    dimension: `(B,)` and `(A,)`)."""
+
+    batch: Tensor
+    event: Shape
+
+
+@dataclass(frozen=True)
 class Keyword:
     """An argument a module is called with by name (`model(x, mask=m)`, each key of `model(**inputs)`)."""
 

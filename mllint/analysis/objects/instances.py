@@ -14,7 +14,8 @@ import ast
 from mllint.analysis.objects.points_to import FUNCTIONS, NONE, Obj, Objects
 from mllint.analysis.program.callers import Binding, Callers
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.hierarchy import inherited_method
+from mllint.analysis.program.hierarchy import inherited_method, lineage
+from mllint.analysis.syntax.names import is_self_attribute
 
 
 class Instances:
@@ -34,6 +35,19 @@ class Instances:
         if receiver not in self._built:
             self._built[receiver] = self._instance(receiver)
         return self._built[receiver]
+
+    def passed_class(self, receiver: ast.AST) -> tuple[object, ast.ClassDef] | None:
+        """The one class of the project (no nn.Module; with its module's context) of the objects a parameter
+        (or an attribute of one) `receiver` names are instances of, as the call sites of its function pass them
+        (`buffer` of `update(self, buffer)` called `agent.update(RolloutBuffer(...))`); None for anything else."""
+        found = self.objects.points_to(receiver)
+        found = found - {NONE} if found else found
+        if not found or any(obj.root().kind != "parameter" for obj in found):
+            return None
+        classes = self.objects.classes_of(found)
+        if len(classes) != 1 or classes[0][1] in classes[0][0].analysis(ModuleClasses).modules:
+            return None
+        return classes[0]
 
     def _instance(self, receiver: ast.AST) -> Obj | None:
         found = self.objects.points_to(receiver)
@@ -92,6 +106,16 @@ class Instances:
                 argument = passed.get(Obj("parameter", init[1], node.value.id, ctx=init[0]).key())
                 found.update({attribute: argument} if argument is not None else {})
         return found
+
+    def rebound(self, home, cls: ast.ClassDef) -> frozenset[str]:
+        """The `self.` attributes a method other than `__init__` of a class (of `home`'s module) or of its bases
+        stores: what `__init__` left there may not be what a later call of a method of an instance reads."""
+        names = set()
+        for _, found in lineage(home, cls, self.objects.view):
+            for method in found.body:
+                if isinstance(method, FUNCTIONS) and method.name != "__init__":
+                    names.update(n.attr for n in ast.walk(method) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and is_self_attribute(n))
+        return frozenset(names)
 
     def arguments(self, parameter: str) -> list[ast.AST]:
         """What the instances this file builds were passed for a parameter (by its object key: `passed`)."""

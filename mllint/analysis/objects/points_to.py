@@ -753,7 +753,7 @@ class Objects:
         objects = ctx.analysis(Objects)
         if objects.view is None:
             objects.view = self.view
-        if objects.linted is objects.ctx:  # a module read for the project: its call sites are found from here
+        if objects.linted is objects.ctx and ctx.project is None:  # a module read for the project: its call sites are found from here
             objects.linted = self.linted
         return objects
 
