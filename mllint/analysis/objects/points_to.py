@@ -56,10 +56,10 @@ from mllint.analysis.program.hierarchy import made_runner, dispatched_method, di
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.program.project import ProjectView, defines_module
-from mllint.analysis.syntax.folding import tested_key
+from mllint.analysis.syntax.folding import arms, fold_reads, runs, tested_key
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
-from mllint.analysis.syntax.yaml_subset import Mapping, read_yaml
+from mllint.analysis.syntax.yaml_subset import Mapping, parse_json, parse_yaml, read_json, read_yaml
 from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import RETURNS_RECEIVER, SEQUENTIAL, canonical_class, keyed_loop
 from mllint.analysis.syntax.tree import module_statements, own_method
@@ -77,6 +77,11 @@ WRAPPERS = {
 }  # fmt: skip
 DEFAULTDICT = "collections.defaultdict"
 INSTANTIATORS = frozenset({"hydra.utils.instantiate", "hydra.utils.call"})  # build what a config's `_target_` names
+LOADERS = {
+    "yaml.safe_load": ("yaml", False), "yaml.load": ("yaml", False), "yaml.full_load": ("yaml", False),
+    "json.load": ("json", False), "json.loads": ("json", False),
+    "omegaconf.OmegaConf.create": ("yaml", False), "omegaconf.OmegaConf.load": ("yaml", True),
+}  # a configuration document's loader -> (its language, is it given a path rather than the document or an open file)
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
 BUILTIN_CONTAINERS = frozenset(c for c in CONTAINER_CLASSES if "." not in c)
 COPIED = (ast.Name, ast.BoolOp, ast.IfExp)  # what `list(...)` copies the items of: a name, or names with a fallback
@@ -164,6 +169,7 @@ class Objects:
         self._defaults: dict[tuple[ast.AST, object], ast.Call] = {}  # (factory, key) -> the call that makes the item
         self._targets: dict[ast.Call, tuple[str, bool] | None] = {}  # `instantiate(node)` -> what it builds (`instantiated`)
         self._gets: dict[ast.Call, ast.Subscript] = {}  # `TABLE.get(name)` -> `TABLE[name]` (`read_by_get`)
+        self._option_tests: dict[ast.AST, bool | None] = {}  # a test -> what the options' defaults make it (`_option_test`)
         self._configs: dict[tuple[ast.AST, str], ast.AST | None] = {}  # (`yaml.safe_load` call, path) or (`@hydra.main` function, "") -> the document
 
     # The answer.
@@ -785,7 +791,8 @@ class Objects:
         if isinstance(expr, ast.NamedExpr):
             return self._eval(expr.value, depth)
         if isinstance(expr, ast.IfExp):
-            return union(self._eval(expr.body, depth), self._eval(expr.orelse, depth))
+            held = self._option_test(expr.test, depth)
+            return union(*(self._eval(arm, depth) for arm, taken in ((expr.body, True), (expr.orelse, False)) if held in (None, taken)))
         if isinstance(expr, ast.BoolOp):
             return union(*(self._eval(value, depth) for value in expr.values))
         if isinstance(expr, ast.Attribute):
@@ -804,10 +811,8 @@ class Objects:
         if read is not None:  # `LOSSES[cfg["loss"]]`, `cfg.get("loss", "ce")`: read afresh, whatever the depth here
             return self._item_key(self.points_to(read[0]), *read[1:], 0)
         if isinstance(index, ast.Attribute) and found is None:  # `LOSSES[args.loss]`: the option's default
-            bases = self._eval(index.value, depth)
-            defaults = {argparse_default(Obj("field", name=index.attr, base=b)) for b in bases} if bases else {None}
-            default = defaults.pop() if len(defaults) == 1 else None
-            return _constant(default.node) if default is not None else None
+            default = self._option_default(index, depth)
+            return _constant(default) if default is not None else None
         if found is not None or not isinstance(index, ast.Name):
             return found
         function = self._scope_binding(index)
@@ -819,6 +824,41 @@ class Objects:
         if found is None and depth < MAX_CALL_DEPTH and index.id not in _stored_names(function):
             found = self._sites_key(function, index.id, depth)
         return found if isinstance(found, int | str) and not isinstance(found, bool) else None
+
+    def _option_default(self, read: ast.Attribute, depth: int) -> ast.Constant | None:
+        """The default of the command-line option `read` reads (`args.loss`, `parser.parse_args().config`) as a
+        constant node, when every object its receiver may be agrees on one; None otherwise."""
+        bases = self._eval(read.value, depth)
+        defaults = {argparse_default(Obj("field", name=read.attr, base=b)) for b in bases} if bases else {None}
+        default = defaults.pop() if len(defaults) == 1 else None
+        return default.node if default is not None else None
+
+    def _option_test(self, test: ast.AST, depth: int) -> bool | None:
+        """The truth of a test of command-line options that their defaults decide (`args.config`, `args.loss ==
+        "nll"`, no code of the project setting them): the path the program takes when the command line says
+        nothing; None for any other test."""
+        if test in self._option_tests:
+            return self._option_tests[test]
+        self._option_tests[test] = None  # (asked again while being worked out)
+        reads = [n for n in ast.walk(test) if isinstance(n, ast.Name | ast.Attribute | ast.Subscript | ast.Call)]
+        reads = [n for n in reads if not isinstance(self.ctx.scopes.parent(n), ast.Attribute | ast.Subscript)]
+        if not reads or not all(isinstance(n, ast.Attribute) and not stored_in_project(self.ctx, n.attr) for n in reads):
+            return None
+        defaults = [self._option_default(n, depth) for n in reads]
+        held = fold_reads(test, reads, tuple(d.value for d in defaults)) if None not in defaults else None
+        self._option_tests[test] = held
+        return held
+
+    def _option_constants(self, call: ast.Call, function: ast.AST, depth: int) -> dict[str, object]:
+        """The parameters of `function` that `call` fills with a command-line option no code of the project
+        sets, and the function never rebinds: the option's default (`get_config(args.config)` with
+        `add_argument("--config")`: None), the path the program takes when the command line says nothing."""
+        found = {}
+        for name, argument in bind_arguments(call, function, passes_self(call, function)).items():
+            if isinstance(argument, ast.Attribute) and name not in _stored_names(function) and not stored_in_project(self.ctx, argument.attr):
+                default = self._option_default(argument, depth)
+                found.update({name: default.value} if default is not None else {})
+        return found
 
     def _sites_key(self, function: ast.AST, name: str, depth: int):
         """The key every call site of `function` gives its parameter `name`, each argument read as a key in
@@ -885,7 +925,8 @@ class Objects:
                 return imported
             return frozenset({Obj("made", self.ctx.tree, name, ctx=self.ctx)})  # an import, a builtin: one object each
         found: frozenset | None = frozenset()
-        for target, value in bindings:
+        taken = [(t, v) for t, v in bindings if runs(arms(self.ctx.scopes.ancestors(t), t), lambda branch: self._option_test(branch.test, depth))]
+        for target, value in taken or bindings:
             found = union(found, self._bound(target, value, depth))
             if found is None:
                 return None
@@ -1456,16 +1497,25 @@ class Objects:
         return union(*(self._of(found[0])._eval(r, depth + 1, call) for r in returned))
 
     def _loaded_config(self, call: ast.Call, depth: int) -> frozenset | None:
-        """`yaml.safe_load(f)` of a file of the project opened at a constant path (`open("config.yaml")`, also
-        through `with open(path) as f` and a parameter's constant): the document `yaml_subset` reads, as a
-        literal made where it is loaded; None for any other call, or a file it does not read."""
-        if self.ctx.qualified_name(call.func) != "yaml.safe_load" or len(call.args) != 1 or call.keywords or self.ctx.real_path is None:
+        """A configuration document a loader reads (`LOADERS`: `yaml.safe_load`, `json.load(s)`, `OmegaConf.load`
+        and `.create`): of a string of the program (`yaml.safe_load(DEFAULTS)`, a module's constant), or of a
+        file of the project at a constant path, opened (`open("config.yaml")`, also through `with open(path) as
+        f` and a parameter's constant) or named (`OmegaConf.load("conf/train.yaml")`): the document
+        `yaml_subset` reads, as a literal made where it is loaded; None for any other call, or a document it
+        does not read."""
+        loader = LOADERS.get(self.ctx.qualified_name(call.func) or "")
+        if loader is None or not call.args or len(call.args) > 1 + (loader[0] == "yaml" and not loader[1]) or self.ctx.real_path is None:
             return None
-        opened = [o.node for o in self._eval(self._opened_as(call.args[0]), depth) or () if o.kind == "made" and o.ctx is self.ctx]
-        func = opened[0].func if len(opened) == 1 and isinstance(opened[0], ast.Call) else None
-        if not (isinstance(func, ast.Name) and func.id == "open" and func.id not in self.ctx.scopes.bound_anywhere()):
-            return None
-        path = self._key_of(opened[0].args[0]) if opened[0].args else None
+        parse, read = (parse_json, read_json) if loader[0] == "json" else (parse_yaml, read_yaml)
+        argument = self._opened_as(call.args[0])
+        made = [o for o in self._eval(argument, depth) or () if o.kind == "made"]
+        text = made[0].node.value if len(made) == 1 and isinstance(made[0].node, ast.Constant) and isinstance(made[0].node.value, str) else None
+        if text is not None and not loader[1]:  # the document itself
+            key = (call, text)
+            if key not in self._configs:
+                self._configs[key] = parse(text, call)
+            return frozenset({Obj("made", self._configs[key], ctx=self.ctx)}) if self._configs[key] is not None else None
+        path = text if loader[1] else self._opened_path(made, depth)
         if not isinstance(path, str) or os.path.isabs(path):
             return None
         key = (call, path)
@@ -1473,8 +1523,16 @@ class Objects:
         if self.ctx.project is not None:
             self.ctx.project.read_file(path)  # each lint that reads it depends on it (the result cache)
         if key not in self._configs:
-            self._configs[key] = read_yaml(path, call)
+            self._configs[key] = read(path, call)
         return frozenset({Obj("made", self._configs[key], ctx=self.ctx)}) if self._configs[key] is not None else None
+
+    def _opened_path(self, made: list[Obj], depth: int) -> str | None:
+        """The constant path of the one `open(path)` call (the builtin, in this file) the objects `made` are; None otherwise."""
+        opened = made[0].node if len(made) == 1 and made[0].ctx is self.ctx else None
+        func = opened.func if isinstance(opened, ast.Call) and opened.args else None
+        if not (isinstance(func, ast.Name) and func.id == "open" and func.id not in self.ctx.scopes.bound_anywhere()):
+            return None
+        return self._key_of(opened.args[0], depth)
 
     def _opened_as(self, name: ast.AST) -> ast.AST:
         """The `open(...)` call a name is bound to by the one `with open(...) as f` of its scope that binds it."""
@@ -1726,7 +1784,7 @@ class Objects:
         if function is None or decorated or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
         returned = function_returns(function)
-        constants = {**call_constants(call, function), **fields} if returned and len(returned) > 1 else None
+        constants = {**self._option_constants(call, function, depth), **call_constants(call, function), **fields} if returned and len(returned) > 1 else None
         if constants:  # the returns the constants the call passes leave open (`make("onecycle", ...)`)
             reached = reachable_returns(function, constants)
             returned = [r for r in returned if any(r is other for other in reached)] or returned
