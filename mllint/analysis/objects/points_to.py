@@ -56,7 +56,7 @@ from mllint.analysis.program.hierarchy import made_runner, dispatched_method, di
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.program.project import ProjectView, defines_module
-from mllint.analysis.syntax.folding import arms, fold_reads, runs, tested_key
+from mllint.analysis.syntax.folding import arms, existence_test, runs, tested_key
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.yaml_subset import Mapping, parse_json, parse_yaml, read_json, read_yaml
@@ -834,20 +834,17 @@ class Objects:
         return default.node if default is not None else None
 
     def _option_test(self, test: ast.AST, depth: int) -> bool | None:
-        """The truth of a test of command-line options that their defaults decide (`args.config`, `args.loss ==
-        "nll"`, no code of the project setting them): the path the program takes when the command line says
-        nothing; None for any other test."""
-        if test in self._option_tests:
-            return self._option_tests[test]
-        self._option_tests[test] = None  # (asked again while being worked out)
-        reads = [n for n in ast.walk(test) if isinstance(n, ast.Name | ast.Attribute | ast.Subscript | ast.Call)]
-        reads = [n for n in reads if not isinstance(self.ctx.scopes.parent(n), ast.Attribute | ast.Subscript)]
-        if not reads or not all(isinstance(n, ast.Attribute) and not stored_in_project(self.ctx, n.attr) for n in reads):
-            return None
-        defaults = [self._option_default(n, depth) for n in reads]
-        held = fold_reads(test, reads, tuple(d.value for d in defaults)) if None not in defaults else None
-        self._option_tests[test] = held
-        return held
+        """The truth of a test of whether a command-line option with no default was given (`args.config`, `opts.config
+        is not None`, no code of the project setting it): False, the path the program takes when the command line
+        leaves it out (the configuration file it names not read); None for any other test (the tests of an
+        option's value are the configuration's choices, `call_sites.decided`)."""
+        if test not in self._option_tests:
+            self._option_tests[test] = None  # (asked again while being worked out)
+            tested = existence_test(test)
+            read = tested[0] if tested is not None else None
+            absent = isinstance(read, ast.Attribute) and not stored_in_project(self.ctx, read.attr) and self._option_default(read, depth)
+            self._option_tests[test] = (not tested[1]) if absent and absent.value is None else None
+        return self._option_tests[test]
 
     def _option_constants(self, call: ast.Call, function: ast.AST, depth: int) -> dict[str, object]:
         """The parameters of `function` that `call` fills with a command-line option no code of the project
