@@ -931,12 +931,16 @@ class Objects:
 
     def _imported(self, name: str, depth: int) -> frozenset | None:
         """What a module-level variable of another module of the project is, for a name this module
-        imports (`from losses import LOSSES`); None for any other import."""
+        imports (`from losses import LOSSES`), and the module itself for an imported module of the project
+        (`from tagger import settings`: `settings.MODEL` is that variable); None for any other import."""
         if self.view is None or self.view.index is None or depth >= MAX_CALL_DEPTH:
             return None
         if self._imports is None:
             self._imports = module_scope_imports(self.ctx)
         qualified = self._imports.get(name)
+        module = self.view.index.context(qualified) if qualified else None
+        if module is not None and module is not self.ctx:  # `from tagger import settings`: the module, its variables read there
+            return frozenset({Obj("made", module.tree, ctx=module)})
         found = self.view.find(qualified) if qualified else None
         if found is None or (found[1] not in found[0].variables and found[1] not in found[0].classes):
             return None
@@ -1058,6 +1062,9 @@ class Objects:
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         if base.kind == "made" and isinstance(base.node, Mapping):  # `cfg.loss` of a configuration document: its item
             return self._elements(base, attribute, depth)
+        if base.kind == "made" and base.ctx is not None and base.node is base.ctx.tree and not base.name:  # a module's variable
+            home = self._of(base.ctx)
+            return home._fixed(home._names, (home.ctx.tree, attribute), lambda: home._name_objects(home.ctx.tree, attribute, depth + 1))
         if base.kind == "made" and base.ctx is not self.ctx and base.ctx is not None and base.node is base.ctx.tree:
             # a class another module defines (`CFG.epochs`), read there, unless code of the project may store the field
             return None if stored_in_project(self.ctx, attribute) else self._of(base.ctx)._field(base, attribute, depth)
