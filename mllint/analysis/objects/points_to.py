@@ -47,7 +47,7 @@ from functools import cached_property
 
 from mllint.analysis.objects.constants import call_constants, declared_default, field_constants, passes_self, reachable_returns, site_constants, stored_in_project, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
-from mllint.analysis.program.hydra_configs import builds_target, composed_config
+from mllint.analysis.program.hydra_configs import builds_target, composed_by_call, composed_config
 from mllint.analysis.program.registries import applied_stores, filed_name, identity_decorator, is_registry, library_registrations, registrations
 from mllint.analysis.program.callers import MAX_CALLER_DEPTH, MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
@@ -962,6 +962,13 @@ class Objects:
             self._configs[key] = composed_config(self.ctx, function, function)
         return Obj("made", self._configs[key], ctx=self.ctx) if self._configs[key] is not None else None
 
+    def _composed_by_call(self, call: ast.Call) -> frozenset | None:
+        """The configuration Hydra's `compose(...)` gives (`composed_by_call`), as a literal made there; None for any other call."""
+        key = (call, "")
+        if key not in self._configs:
+            self._configs[key] = composed_by_call(self.ctx, call) if isinstance(call.func, ast.Name | ast.Attribute) else None
+        return frozenset({Obj("made", self._configs[key], ctx=self.ctx)}) if self._configs[key] is not None else None
+
     def parameter(self, function: ast.AST, name: str) -> Obj:
         """The object a parameter of a function is: the instance for a method's `self`."""
         cls = self._class_of(function)
@@ -1473,7 +1480,7 @@ class Objects:
         handed = self.handed_back(call)
         if handed is not None and len(handed) == 1:
             return self._eval(handed[0], depth)
-        loaded = self._loaded_config(call, depth)
+        loaded = self._loaded_config(call, depth) or self._composed_by_call(call)
         if loaded is not None:
             return loaded
         target = self.instantiated(call)
