@@ -82,6 +82,10 @@ LOADERS = {
     "json.load": ("json", False), "json.loads": ("json", False),
     "omegaconf.OmegaConf.create": ("yaml", False), "omegaconf.OmegaConf.load": ("yaml", True),
 }  # a configuration document's loader -> (its language, is it given a path rather than the document or an open file)
+ATTRIBUTE_DICTS = frozenset({
+    "easydict.EasyDict", "omegaconf.OmegaConf.create", "munch.Munch", "munch.munchify", "addict.Dict",
+    "ml_collections.ConfigDict", "ml_collections.config_dict.ConfigDict", "box.Box",
+})  # dicts whose items are read by attribute too (`cfg.optim.lr`), made of a dict
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
 BUILTIN_CONTAINERS = frozenset(c for c in CONTAINER_CLASSES if "." not in c)
 COPIED = (ast.Name, ast.BoolOp, ast.IfExp)  # what `list(...)` copies the items of: a name, or names with a fallback
@@ -1069,6 +1073,8 @@ class Objects:
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         if base.kind == "made" and isinstance(base.node, Mapping):  # `cfg.loss` of a configuration document: its item
             return self._elements(base, attribute, depth)
+        if base.kind == "made" and attribute in _literal_keys(base):  # `cfg.loss` of a dict an attribute-dict wraps (`EasyDict({...})`)
+            return None if stored_in_project(self.ctx, attribute) else self._elements(base, attribute, depth)
         if base.kind == "made" and base.ctx is not None and base.node is base.ctx.tree and not base.name:  # a module's variable
             home = self._of(base.ctx)
             return home._fixed(home._names, (home.ctx.tree, attribute), lambda: home._name_objects(home.ctx.tree, attribute, depth + 1))
@@ -1483,6 +1489,8 @@ class Objects:
         loaded = self._loaded_config(call, depth) or self._composed_by_call(call)
         if loaded is not None:
             return loaded
+        if self.ctx.qualified_name(func) in ATTRIBUTE_DICTS and len(call.args) == 1 and not call.keywords:
+            return self._eval(call.args[0], depth)  # `EasyDict(cfg)`: the dict, its items read by attribute too
         target = self.instantiated(call)
         if target is not None:  # `instantiate(cfg.model)`: the class the config names made here, what a function it names returns
             return self._target_returns(call, target, depth)
@@ -2225,6 +2233,14 @@ def _container_literal(call: ast.Call) -> ast.AST:
     if call.keywords and all(k.arg is not None for k in call.keywords) and not call.args:
         return ast.Dict(keys=[ast.Constant(k.arg) for k in call.keywords], values=[k.value for k in call.keywords])
     return call.args[0] if len(call.args) == 1 else ast.Tuple(elts=call.args)
+
+
+def _literal_keys(obj: Obj) -> list:
+    """The constant keys of the dict literal (or `dict(k=v)` call) that made `obj`; empty for anything else."""
+    literal = obj.node
+    if isinstance(literal, ast.Call) and isinstance(literal.func, ast.Name) and literal.func.id == "dict" and _makes_container(obj.ctx, literal):
+        literal = _container_literal(literal)
+    return [_constant(k) for k in literal.keys if k is not None] if isinstance(literal, ast.Dict) else []
 
 
 def _of_parameter(obj: Obj) -> bool:
