@@ -1307,6 +1307,9 @@ class Objects:
 
     def _elements(self, base: Obj, index, depth: int) -> frozenset | None:
         literal = base.node if base.kind == "made" else None
+        if isinstance(index, str) and isinstance(literal, ast.Call) and _namespace(base):  # `vars(args)["loss"]`: `args.loss`
+            updated = base.node in self._updated or (base.ctx is not None and base.node in self._of(base.ctx)._updated)
+            return None if updated else self.member(base, index, depth)
         if isinstance(literal, ast.Call) and _makes_container(base.ctx, literal):
             literal = _container_literal(literal)
         found: frozenset | None = frozenset()
@@ -1368,6 +1371,12 @@ class Objects:
         if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []) and not _fallback(base):
             return found if self._filled_by_decorators(base) else self._field_of(base, "[]")
         return found
+
+    @cached_property
+    def _updated(self) -> frozenset:
+        """What made the objects the file's `x.update(...)` calls may change (`vars(args).update(json.load(f))`)."""
+        calls = [c for c in self.ctx.index.of_type(ast.Call) if isinstance(c.func, ast.Attribute) and c.func.attr == "update"]
+        return frozenset(o.node for c in calls for o in self.points_to(c.func.value) or () if o.kind == "made")
 
     def _filled_by_decorators(self, table: Obj) -> bool:
         """Does a registering decorator fill the dict `table` (`_registrations`)? Then a key none files it
@@ -1489,8 +1498,9 @@ class Objects:
         loaded = self._loaded_config(call, depth) or self._composed_by_call(call)
         if loaded is not None:
             return loaded
-        if self.ctx.qualified_name(func) in ATTRIBUTE_DICTS and len(call.args) == 1 and not call.keywords:
-            return self._eval(call.args[0], depth)  # `EasyDict(cfg)`: the dict, its items read by attribute too
+        viewed = isinstance(func, ast.Name) and func.id == "vars" and func.id not in self.ctx.scopes.bound_anywhere()
+        if (viewed or self.ctx.qualified_name(func) in ATTRIBUTE_DICTS) and len(call.args) == 1 and not call.keywords:
+            return self._eval(call.args[0], depth)  # `EasyDict(cfg)`: the dict, its items read by attribute too; `vars(args)`
         target = self.instantiated(call)
         if target is not None:  # `instantiate(cfg.model)`: the class the config names made here, what a function it names returns
             return self._target_returns(call, target, depth)
@@ -1651,7 +1661,7 @@ class Objects:
                         self._copying.discard(base)
                 continue
             found = self._keyed_item(base, key, default, depth)
-            keys |= {constant(o.node) if o.kind == "made" else None for o in found or {NONE}}
+            keys |= {constant(_option_value(o).node) if _option_value(o) is not None else None for o in found or {NONE}}
         return keys.pop() if len(keys) == 1 else None
 
     def _passed_field(self, field: Obj, depth: int) -> frozenset | None:
@@ -2233,6 +2243,19 @@ def _container_literal(call: ast.Call) -> ast.AST:
     if call.keywords and all(k.arg is not None for k in call.keywords) and not call.args:
         return ast.Dict(keys=[ast.Constant(k.arg) for k in call.keywords], values=[k.value for k in call.keywords])
     return call.args[0] if len(call.args) == 1 else ast.Tuple(elts=call.args)
+
+
+def _namespace(obj: Obj) -> bool:
+    """Is `obj` made by `parse_args()` or a namespace class (`SimpleNamespace(...)`): its attributes are its items to `vars`?"""
+    func = obj.node.func
+    return (isinstance(func, ast.Attribute) and func.attr == "parse_args") or obj.ctx.qualified_name(func) in NAMESPACES
+
+
+def _option_value(obj: Obj) -> Obj | None:
+    """A made object, or the default of the command-line option a field is (`argparse_default`); None otherwise."""
+    if obj.kind == "made":
+        return obj
+    return argparse_default(obj) if obj.kind == "field" and obj.base is not None and obj.base.kind == "made" else None
 
 
 def _literal_keys(obj: Obj) -> list:
