@@ -417,12 +417,14 @@ class LossCalls:
             if len(classes) != 1 or None in classes:
                 return None
             name = classes.pop()
-            if name.startswith("torch.") and len(made) == 1 and binding is not None:  # `nn.Sequential(..., nn.Softmax(1))` passed in, wrapped
-                origins.append(self._passed_layer_output(view, made[0], call, binding) or self._chosen_layer_output(view, made[0], call))
-                continue
-            if name.startswith("torch.") and len(made) == 1:
-                origins.append(self._chosen_layer_output(view, made[0], call))
-                continue
+            if name.startswith("torch."):  # each layer it may be (a head each subclass's hook builds): `nn.Sequential(..., nn.Softmax(1))`, passed in, wrapped
+                layered = [
+                    (self._passed_layer_output(view, m, call, binding) if binding is not None else None) or self._chosen_layer_output(view, m, call)
+                    for m in made
+                ]  # fmt: skip
+                if len(made) == 1 or None not in layered:
+                    origins += layered
+                    continue
             model = Called(Ref(name), made[0][1])
             origins.append(
                 view.origin_of(Called(model, call)) or self._flagged_output(view, model, call) or self._chosen_own_layer(view, name, call)

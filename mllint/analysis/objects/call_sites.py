@@ -18,7 +18,6 @@ The budget is the points-to layer's (`MAX_OBJECTS` objects per expression) and t
 from __future__ import annotations
 
 import ast
-import copy
 import itertools
 import operator
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ from weakref import WeakKeyDictionary
 from mllint.analysis.objects.constants import binding_constants, declared_default, stored_in_project, stored_names
 from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NAMESPACES, NONE, Obj, Objects, argparse_default, class_bindings, union
 from mllint.analysis.objects.turns import in_turn
-from mllint.analysis.syntax.folding import UNKNOWN, after_exit, arms, fold, known_constant, runs, runs_under
+from mllint.analysis.syntax.folding import UNKNOWN, after_exit, arms, fold, fold_reads, known_constant, runs, runs_under
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
 from mllint.analysis.program.hierarchy import made_runner
@@ -217,8 +216,7 @@ def _decide(ctx, test: ast.AST, linted) -> bool | None:
         values.append(possible_constants(ctx, node, linted))
         if values[-1] is None or len(values[-1]) > MAX_OBJECTS:
             return None
-    renamed = _Renamed({_place(n): f"_{i}" for i, n in enumerate(read)}).visit(copy.deepcopy(test))
-    folded = {fold(renamed, {f"_{i}": v for i, v in enumerate(combination)}) for combination in itertools.product(*values)}
+    folded = {fold_reads(test, read, combination) for combination in itertools.product(*values)}
     return folded.pop() if len(folded) == 1 else None
 
 
@@ -267,21 +265,6 @@ def _overridden_on_a_branch(ctx, name: str) -> bool:
             if isinstance(node.ctx, ast.Store) and not isinstance(ctx.scopes.parent(ctx.scopes.statement(node)), (*FUNCTIONS, ast.Module))
         )  # fmt: skip
     return name in _OVERRIDDEN[ctx]
-
-
-def _place(node: ast.AST) -> tuple:
-    return type(node), node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
-
-
-class _Renamed(ast.NodeTransformer):
-    """A copy of a test with the names it reads (by place) made plain names, for `fold`."""
-
-    def __init__(self, names: dict) -> None:
-        self.names = names
-
-    def visit(self, node: ast.AST) -> ast.AST:
-        name = self.names.get(_place(node)) if isinstance(node, ast.expr) and hasattr(node, "lineno") else None
-        return ast.Name(name, ast.Load()) if name is not None else self.generic_visit(node)
 
 
 _LOADS: WeakKeyDictionary = WeakKeyDictionary()  # file -> {a call: the loads that may be what it makes}

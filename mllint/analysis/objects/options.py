@@ -1,6 +1,6 @@
 """The command-line options a file's argparse parsers define: one index per file, `parser name -> {dest:
 default}`, read once (`ParserOptions`); `points_to.argparse_default` asks it what an option of `args =
-parser.parse_args()` holds when the command line does not set it. `parser.set_defaults(k=v)` sets a
+parser.parse_args()` holds when the command line does not set it (None for an option without a default). `parser.set_defaults(k=v)` sets a
 default (over `add_argument`'s); `set_defaults(**cfg)` leaves every default of the parser unknown."""
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class ParserOptions:
 
 def _option(added: ast.Call) -> tuple[str | None, ast.Constant | None]:
     """(the dest of `parser.add_argument("--inplace-act", ...)`: `inplace_act`, its default as `default`
-    tells)."""
+    tells; None for an option given no default, as argparse leaves it)."""
     keywords = {k.arg: k.value for k in added.keywords}
     names = [a.value for a in added.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
     dest = keywords["dest"].value if isinstance(keywords.get("dest"), ast.Constant) else next(
@@ -58,4 +58,12 @@ def _option(added: ast.Call) -> tuple[str | None, ast.Constant | None]:
         return dest, ast.copy_location(ast.Constant(listed), default)
     if default is None and flag in ("store_true", "store_false"):
         return dest, ast.Constant(flag == "store_false")
+    if default is None and flag in (None, "store") and _optional(names, keywords):
+        return dest, ast.copy_location(ast.Constant(None), added)  # argparse's own default
     return dest, None
+
+
+def _optional(names: list[str], keywords: dict[str, ast.AST]) -> bool:
+    """Is the option one the command line may leave out (`--config`, not `required=True`), holding None then?"""
+    required = keywords.get("required")
+    return bool(names) and all(n.startswith("-") for n in names) and (required is None or isinstance(required, ast.Constant) and not required.value)

@@ -47,7 +47,7 @@ from functools import cached_property
 
 from mllint.analysis.objects.constants import call_constants, declared_default, field_constants, passes_self, reachable_returns, site_constants, stored_in_project, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
-from mllint.analysis.program.hydra_configs import builds_target, composed_config
+from mllint.analysis.program.hydra_configs import builds_target, composed_by_call, composed_config
 from mllint.analysis.program.registries import applied_stores, filed_name, identity_decorator, is_registry, library_registrations, registrations
 from mllint.analysis.program.callers import MAX_CALLER_DEPTH, MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
@@ -56,10 +56,10 @@ from mllint.analysis.program.hierarchy import made_runner, dispatched_method, di
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.program.project import ProjectView, defines_module
-from mllint.analysis.syntax.folding import tested_key
+from mllint.analysis.syntax.folding import arms, existence_test, runs, tested_key
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
-from mllint.analysis.syntax.yaml_subset import Mapping, read_yaml
+from mllint.analysis.syntax.yaml_subset import Mapping, parse_json, parse_yaml, read_json, read_yaml
 from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import RETURNS_RECEIVER, SEQUENTIAL, canonical_class, keyed_loop
 from mllint.analysis.syntax.tree import module_statements, own_method
@@ -77,6 +77,15 @@ WRAPPERS = {
 }  # fmt: skip
 DEFAULTDICT = "collections.defaultdict"
 INSTANTIATORS = frozenset({"hydra.utils.instantiate", "hydra.utils.call"})  # build what a config's `_target_` names
+LOADERS = {
+    "yaml.safe_load": ("yaml", False), "yaml.load": ("yaml", False), "yaml.full_load": ("yaml", False),
+    "json.load": ("json", False), "json.loads": ("json", False),
+    "omegaconf.OmegaConf.create": ("yaml", False), "omegaconf.OmegaConf.load": ("yaml", True),
+}  # a configuration document's loader -> (its language, is it given a path rather than the document or an open file)
+ATTRIBUTE_DICTS = frozenset({
+    "easydict.EasyDict", "omegaconf.OmegaConf.create", "munch.Munch", "munch.munchify", "addict.Dict",
+    "ml_collections.ConfigDict", "ml_collections.config_dict.ConfigDict", "box.Box",
+})  # dicts whose items are read by attribute too (`cfg.optim.lr`), made of a dict
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
 BUILTIN_CONTAINERS = frozenset(c for c in CONTAINER_CLASSES if "." not in c)
 COPIED = (ast.Name, ast.BoolOp, ast.IfExp)  # what `list(...)` copies the items of: a name, or names with a fallback
@@ -165,6 +174,7 @@ class Objects:
         self._defaults: dict[tuple[ast.AST, object], ast.Call] = {}  # (factory, key) -> the call that makes the item
         self._targets: dict[ast.Call, tuple[str, bool] | None] = {}  # `instantiate(node)` -> what it builds (`instantiated`)
         self._gets: dict[ast.Call, ast.Subscript] = {}  # `TABLE.get(name)` -> `TABLE[name]` (`read_by_get`)
+        self._option_tests: dict[ast.AST, bool | None] = {}  # a test -> what the options' defaults make it (`_option_test`)
         self._configs: dict[tuple[ast.AST, str], ast.AST | None] = {}  # (`yaml.safe_load` call, path) or (`@hydra.main` function, "") -> the document
 
     # The answer.
@@ -795,7 +805,8 @@ class Objects:
         if isinstance(expr, ast.NamedExpr):
             return self._eval(expr.value, depth)
         if isinstance(expr, ast.IfExp):
-            return union(self._eval(expr.body, depth), self._eval(expr.orelse, depth))
+            held = self._option_test(expr.test, depth)
+            return union(*(self._eval(arm, depth) for arm, taken in ((expr.body, True), (expr.orelse, False)) if held in (None, taken)))
         if isinstance(expr, ast.BoolOp):
             return union(*(self._eval(value, depth) for value in expr.values))
         if isinstance(expr, ast.Attribute):
@@ -814,10 +825,8 @@ class Objects:
         if read is not None:  # `LOSSES[cfg["loss"]]`, `cfg.get("loss", "ce")`: read afresh, whatever the depth here
             return self._item_key(self.points_to(read[0]), *read[1:], 0)
         if isinstance(index, ast.Attribute) and found is None:  # `LOSSES[args.loss]`: the option's default
-            bases = self._eval(index.value, depth)
-            defaults = {argparse_default(Obj("field", name=index.attr, base=b)) for b in bases} if bases else {None}
-            default = defaults.pop() if len(defaults) == 1 else None
-            return _constant(default.node) if default is not None else None
+            default = self._option_default(index, depth)
+            return _constant(default) if default is not None else None
         if found is not None or not isinstance(index, ast.Name):
             return found
         function = self._scope_binding(index)
@@ -829,6 +838,38 @@ class Objects:
         if found is None and depth < MAX_CALL_DEPTH and index.id not in _stored_names(function):
             found = self._sites_key(function, index.id, depth)
         return found if isinstance(found, int | str) and not isinstance(found, bool) else None
+
+    def _option_default(self, read: ast.Attribute, depth: int) -> ast.Constant | None:
+        """The default of the command-line option `read` reads (`args.loss`, `parser.parse_args().config`) as a
+        constant node, when every object its receiver may be agrees on one; None otherwise."""
+        bases = self._eval(read.value, depth)
+        defaults = {argparse_default(Obj("field", name=read.attr, base=b)) for b in bases} if bases else {None}
+        default = defaults.pop() if len(defaults) == 1 else None
+        return default.node if default is not None else None
+
+    def _option_test(self, test: ast.AST, depth: int) -> bool | None:
+        """The truth of a test of whether a command-line option with no default was given (`args.config`, `opts.config
+        is not None`, no code of the project setting it): False, the path the program takes when the command line
+        leaves it out (the configuration file it names not read); None for any other test (the tests of an
+        option's value are the configuration's choices, `call_sites.decided`)."""
+        if test not in self._option_tests:
+            self._option_tests[test] = None  # (asked again while being worked out)
+            tested = existence_test(test)
+            read = tested[0] if tested is not None else None
+            absent = isinstance(read, ast.Attribute) and not stored_in_project(self.ctx, read.attr) and self._option_default(read, depth)
+            self._option_tests[test] = (not tested[1]) if absent and absent.value is None else None
+        return self._option_tests[test]
+
+    def _option_constants(self, call: ast.Call, function: ast.AST, depth: int) -> dict[str, object]:
+        """The parameters of `function` that `call` fills with a command-line option no code of the project
+        sets, and the function never rebinds: the option's default (`get_config(args.config)` with
+        `add_argument("--config")`: None), the path the program takes when the command line says nothing."""
+        found = {}
+        for name, argument in bind_arguments(call, function, passes_self(call, function)).items():
+            if isinstance(argument, ast.Attribute) and name not in _stored_names(function) and not stored_in_project(self.ctx, argument.attr):
+                default = self._option_default(argument, depth)
+                found.update({name: default.value} if default is not None else {})
+        return found
 
     def _sites_key(self, function: ast.AST, name: str, depth: int):
         """The key every call site of `function` gives its parameter `name`, each argument read as a key in
@@ -911,7 +952,8 @@ class Objects:
                 return imported
             return frozenset({Obj("made", self.ctx.tree, name, ctx=self.ctx)})  # an import, a builtin: one object each
         found: frozenset | None = frozenset()
-        for target, value in bindings:
+        taken = [(t, v) for t, v in bindings if runs(arms(self.ctx.scopes.ancestors(t), t), lambda branch: self._option_test(branch.test, depth))]
+        for target, value in taken or bindings:
             found = union(found, self._bound(target, value, depth))
             if found is None:
                 return None
@@ -919,12 +961,16 @@ class Objects:
 
     def _imported(self, name: str, depth: int) -> frozenset | None:
         """What a module-level variable of another module of the project is, for a name this module
-        imports (`from losses import LOSSES`); None for any other import."""
+        imports (`from losses import LOSSES`), and the module itself for an imported module of the project
+        (`from tagger import settings`: `settings.MODEL` is that variable); None for any other import."""
         if self.view is None or self.view.index is None or depth >= MAX_CALL_DEPTH:
             return None
         if self._imports is None:
             self._imports = module_scope_imports(self.ctx)
         qualified = self._imports.get(name)
+        module = self.view.index.context(qualified) if qualified else None
+        if module is not None and module is not self.ctx:  # `from tagger import settings`: the module, its variables read there
+            return frozenset({Obj("made", module.tree, ctx=module)})
         found = self.view.find(qualified) if qualified else None
         if found is None or (found[1] not in found[0].variables and found[1] not in found[0].classes):
             return None
@@ -945,6 +991,13 @@ class Objects:
         if key not in self._configs:
             self._configs[key] = composed_config(self.ctx, function, function)
         return Obj("made", self._configs[key], ctx=self.ctx) if self._configs[key] is not None else None
+
+    def _composed_by_call(self, call: ast.Call) -> frozenset | None:
+        """The configuration Hydra's `compose(...)` gives (`composed_by_call`), as a literal made there; None for any other call."""
+        key = (call, "")
+        if key not in self._configs:
+            self._configs[key] = composed_by_call(self.ctx, call) if isinstance(call.func, ast.Name | ast.Attribute) else None
+        return frozenset({Obj("made", self._configs[key], ctx=self.ctx)}) if self._configs[key] is not None else None
 
     def parameter(self, function: ast.AST, name: str) -> Obj:
         """The object a parameter of a function is: the instance for a method's `self`."""
@@ -1046,6 +1099,11 @@ class Objects:
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         if base.kind == "made" and isinstance(base.node, Mapping):  # `cfg.loss` of a configuration document: its item
             return self._elements(base, attribute, depth)
+        if base.kind == "made" and attribute in _literal_keys(base):  # `cfg.loss` of a dict an attribute-dict wraps (`EasyDict({...})`)
+            return None if stored_in_project(self.ctx, attribute) else self._elements(base, attribute, depth)
+        if base.kind == "made" and base.ctx is not None and base.node is base.ctx.tree and not base.name:  # a module's variable
+            home = self._of(base.ctx)
+            return home._fixed(home._names, (home.ctx.tree, attribute), lambda: home._name_objects(home.ctx.tree, attribute, depth + 1))
         if base.kind == "made" and base.ctx is not self.ctx and base.ctx is not None and base.node is base.ctx.tree:
             # a class another module defines (`CFG.epochs`), read there, unless code of the project may store the field
             return None if stored_in_project(self.ctx, attribute) else self._of(base.ctx)._field(base, attribute, depth)
@@ -1275,6 +1333,9 @@ class Objects:
 
     def _elements(self, base: Obj, index, depth: int) -> frozenset | None:
         literal = base.node if base.kind == "made" else None
+        if isinstance(index, str) and isinstance(literal, ast.Call) and _namespace(base):  # `vars(args)["loss"]`: `args.loss`
+            updated = base.node in self._updated or (base.ctx is not None and base.node in self._of(base.ctx)._updated)
+            return None if updated else self.member(base, index, depth)
         if isinstance(literal, ast.Call) and _makes_container(base.ctx, literal):
             literal = _container_literal(literal)
         found: frozenset | None = frozenset()
@@ -1336,6 +1397,12 @@ class Objects:
         if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []) and not _fallback(base):
             return found if self._filled_by_decorators(base) else self._field_of(base, "[]")
         return found
+
+    @cached_property
+    def _updated(self) -> frozenset:
+        """What made the objects the file's `x.update(...)` calls may change (`vars(args).update(json.load(f))`)."""
+        calls = [c for c in self.ctx.index.of_type(ast.Call) if isinstance(c.func, ast.Attribute) and c.func.attr == "update"]
+        return frozenset(o.node for c in calls for o in self.points_to(c.func.value) or () if o.kind == "made")
 
     def _filled_by_decorators(self, table: Obj) -> bool:
         """Does a registering decorator fill the dict `table` (`_registrations`)? Then a key none files it
@@ -1454,9 +1521,12 @@ class Objects:
         handed = self.handed_back(call)
         if handed is not None and len(handed) == 1:
             return self._eval(handed[0], depth)
-        loaded = self._loaded_config(call, depth)
+        loaded = self._loaded_config(call, depth) or self._composed_by_call(call)
         if loaded is not None:
             return loaded
+        viewed = isinstance(func, ast.Name) and func.id == "vars" and func.id not in self.ctx.scopes.bound_anywhere()
+        if (viewed or self.ctx.qualified_name(func) in ATTRIBUTE_DICTS) and len(call.args) == 1 and not call.keywords:
+            return self._eval(call.args[0], depth)  # `EasyDict(cfg)`: the dict, its items read by attribute too; `vars(args)`
         target = self.instantiated(call)
         if target is not None:  # `instantiate(cfg.model)`: the class the config names made here, what a function it names returns
             return self._target_returns(call, target, depth)
@@ -1482,16 +1552,25 @@ class Objects:
         return union(*(self._of(found[0])._eval(r, depth + 1, call) for r in returned))
 
     def _loaded_config(self, call: ast.Call, depth: int) -> frozenset | None:
-        """`yaml.safe_load(f)` of a file of the project opened at a constant path (`open("config.yaml")`, also
-        through `with open(path) as f` and a parameter's constant): the document `yaml_subset` reads, as a
-        literal made where it is loaded; None for any other call, or a file it does not read."""
-        if self.ctx.qualified_name(call.func) != "yaml.safe_load" or len(call.args) != 1 or call.keywords or self.ctx.real_path is None:
+        """A configuration document a loader reads (`LOADERS`: `yaml.safe_load`, `json.load(s)`, `OmegaConf.load`
+        and `.create`): of a string of the program (`yaml.safe_load(DEFAULTS)`, a module's constant), or of a
+        file of the project at a constant path, opened (`open("config.yaml")`, also through `with open(path) as
+        f` and a parameter's constant) or named (`OmegaConf.load("conf/train.yaml")`): the document
+        `yaml_subset` reads, as a literal made where it is loaded; None for any other call, or a document it
+        does not read."""
+        loader = LOADERS.get(self.ctx.qualified_name(call.func) or "")
+        if loader is None or not call.args or len(call.args) > 1 + (loader[0] == "yaml" and not loader[1]) or self.ctx.real_path is None:
             return None
-        opened = [o.node for o in self._eval(self._opened_as(call.args[0]), depth) or () if o.kind == "made" and o.ctx is self.ctx]
-        func = opened[0].func if len(opened) == 1 and isinstance(opened[0], ast.Call) else None
-        if not (isinstance(func, ast.Name) and func.id == "open" and func.id not in self.ctx.scopes.bound_anywhere()):
-            return None
-        path = self._key_of(opened[0].args[0]) if opened[0].args else None
+        parse, read = (parse_json, read_json) if loader[0] == "json" else (parse_yaml, read_yaml)
+        argument = self._opened_as(call.args[0])
+        made = [o for o in self._eval(argument, depth) or () if o.kind == "made"]
+        text = made[0].node.value if len(made) == 1 and isinstance(made[0].node, ast.Constant) and isinstance(made[0].node.value, str) else None
+        if text is not None and not loader[1]:  # the document itself
+            key = (call, text)
+            if key not in self._configs:
+                self._configs[key] = parse(text, call)
+            return frozenset({Obj("made", self._configs[key], ctx=self.ctx)}) if self._configs[key] is not None else None
+        path = text if loader[1] else self._opened_path(made, depth)
         if not isinstance(path, str) or os.path.isabs(path):
             return None
         key = (call, path)
@@ -1499,8 +1578,16 @@ class Objects:
         if self.ctx.project is not None:
             self.ctx.project.read_file(path)  # each lint that reads it depends on it (the result cache)
         if key not in self._configs:
-            self._configs[key] = read_yaml(path, call)
+            self._configs[key] = read(path, call)
         return frozenset({Obj("made", self._configs[key], ctx=self.ctx)}) if self._configs[key] is not None else None
+
+    def _opened_path(self, made: list[Obj], depth: int) -> str | None:
+        """The constant path of the one `open(path)` call (the builtin, in this file) the objects `made` are; None otherwise."""
+        opened = made[0].node if len(made) == 1 and made[0].ctx is self.ctx else None
+        func = opened.func if isinstance(opened, ast.Call) and opened.args else None
+        if not (isinstance(func, ast.Name) and func.id == "open" and func.id not in self.ctx.scopes.bound_anywhere()):
+            return None
+        return self._key_of(opened.args[0], depth)
 
     def _opened_as(self, name: ast.AST) -> ast.AST:
         """The `open(...)` call a name is bound to by the one `with open(...) as f` of its scope that binds it."""
@@ -1600,7 +1687,7 @@ class Objects:
                         self._copying.discard(base)
                 continue
             found = self._keyed_item(base, key, default, depth)
-            keys |= {constant(o.node) if o.kind == "made" else None for o in found or {NONE}}
+            keys |= {constant(_option_value(o).node) if _option_value(o) is not None else None for o in found or {NONE}}
         return keys.pop() if len(keys) == 1 else None
 
     def _passed_field(self, field: Obj, depth: int) -> frozenset | None:
@@ -1752,7 +1839,7 @@ class Objects:
         if function is None or decorated or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
         returned = function_returns(function)
-        constants = {**call_constants(call, function), **fields} if returned and len(returned) > 1 else None
+        constants = {**self._option_constants(call, function, depth), **call_constants(call, function), **fields} if returned and len(returned) > 1 else None
         if constants:  # the returns the constants the call passes leave open (`make("onecycle", ...)`)
             reached = reachable_returns(function, constants)
             returned = [r for r in returned if any(r is other for other in reached)] or returned
@@ -2184,6 +2271,27 @@ def _container_literal(call: ast.Call) -> ast.AST:
     if call.keywords and all(k.arg is not None for k in call.keywords) and not call.args:
         return ast.Dict(keys=[ast.Constant(k.arg) for k in call.keywords], values=[k.value for k in call.keywords])
     return call.args[0] if len(call.args) == 1 else ast.Tuple(elts=call.args)
+
+
+def _namespace(obj: Obj) -> bool:
+    """Is `obj` made by `parse_args()` or a namespace class (`SimpleNamespace(...)`): its attributes are its items to `vars`?"""
+    func = obj.node.func
+    return (isinstance(func, ast.Attribute) and func.attr == "parse_args") or obj.ctx.qualified_name(func) in NAMESPACES
+
+
+def _option_value(obj: Obj) -> Obj | None:
+    """A made object, or the default of the command-line option a field is (`argparse_default`); None otherwise."""
+    if obj.kind == "made":
+        return obj
+    return argparse_default(obj) if obj.kind == "field" and obj.base is not None and obj.base.kind == "made" else None
+
+
+def _literal_keys(obj: Obj) -> list:
+    """The constant keys of the dict literal (or `dict(k=v)` call) that made `obj`; empty for anything else."""
+    literal = obj.node
+    if isinstance(literal, ast.Call) and isinstance(literal.func, ast.Name) and literal.func.id == "dict" and _makes_container(obj.ctx, literal):
+        literal = _container_literal(literal)
+    return [_constant(k) for k in literal.keys if k is not None] if isinstance(literal, ast.Dict) else []
 
 
 def _of_parameter(obj: Obj) -> bool:

@@ -9,7 +9,8 @@ Command-line overrides are not known: the answer is what the files choose by def
 `builds_target(function)`: is a function of the project its own `instantiate(cfg)` (it reads the `_target_` of
 its first parameter and returns a call)?
 
-`composed_config(ctx, function, at)`: the document as a `yaml_subset` tree placed at `at`; None when the
+`composed_config(ctx, function, at)` (and `composed_by_call(ctx, call)` for `compose(config_name=...)` under
+`with initialize(config_path=...)`): the document as a `yaml_subset` tree placed at `at`; None when the
 function has no such decorator, a file is missing or not read, an option is a list (several runs), or
 more than `MAX_CONFIG_FILES` files are read. The files read are recorded with the project (the result cache).
 """
@@ -20,10 +21,12 @@ import os
 import re
 
 from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.syntax.yaml_subset import Mapping, read_yaml
 
 MAX_CONFIG_FILES = 16  # files read for one composed configuration
 HYDRA_MAIN = "hydra.main"
+HYDRA_COMPOSE, HYDRA_INITIALIZE = "hydra.compose", "hydra.initialize"
 TARGET = "_target_"
 PACKAGE = re.compile(r"#\s*@package\s+(\S+)")
 
@@ -35,9 +38,17 @@ class _Missing(Exception):
 def composed_config(ctx, function: ast.AST, at: ast.AST) -> ast.AST | None:
     """The configuration Hydra composes for `function` (of `ctx`), read as its decorator names it."""
     found = _main_files(ctx, function)
-    if found is None:
-        return None
-    folder, name = found
+    return _composed(ctx, *found, at) if found is not None else None
+
+
+def composed_by_call(ctx, call: ast.Call) -> ast.AST | None:
+    """The configuration `compose(config_name="train")` of `hydra` gives under `with initialize(config_path=
+    "conf")` (no overrides), placed at the call; None for any other call."""
+    found = _compose_files(ctx, call)
+    return _composed(ctx, *found, call) if found is not None else None
+
+
+def _composed(ctx, folder: str, name: str, at: ast.AST) -> ast.AST | None:
     reader = _Reader(ctx, folder, at)
     try:
         found = reader.document(name, group="")
@@ -60,6 +71,24 @@ def builds_target(function: ast.AST) -> bool:
     returned = returned_expressions(function.body)
     reads = any(isinstance(n, ast.Constant) and n.value == TARGET for n in ast.walk(function))
     return reads and bool(returned) and all(isinstance(r, ast.Call) for r in returned)
+
+
+def _compose_files(ctx, call: ast.Call) -> tuple[str, str] | None:
+    """(the config folder, the primary config's name) of a `compose(...)` call in a `with initialize(...)`."""
+    if ctx.qualified_name(call.func) != HYDRA_COMPOSE or ctx.real_path is None:
+        return None
+    name, overrides = call_argument(call, 0, "config_name"), call_argument(call, 1, "overrides")
+    if not _text(name) or (overrides is not None and not (isinstance(overrides, ast.List | ast.Tuple) and not overrides.elts)):
+        return None
+    opened = [item.context_expr for w in ctx.scopes.ancestors(call) if isinstance(w, ast.With) for item in w.items]
+    paths = [call_argument(c, len(c.args), "config_path") for c in opened if isinstance(c, ast.Call) and ctx.qualified_name(c.func) == HYDRA_INITIALIZE]
+    if len(paths) != 1 or not _text(paths[0]) or os.path.isabs(paths[0].value):
+        return None
+    return os.path.join(os.path.dirname(os.path.abspath(ctx.real_path)), paths[0].value), name.value
+
+
+def _text(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def _main_files(ctx, function: ast.AST) -> tuple[str, str] | None:

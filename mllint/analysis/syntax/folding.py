@@ -9,6 +9,7 @@ arguments, a configuration's defaults).
 from __future__ import annotations
 
 import ast
+import copy
 import operator
 from collections.abc import Callable, Iterable, Iterator
 
@@ -48,6 +49,28 @@ def fold(test: ast.AST, constants: dict):
         if numbers and isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE):  # `if p_drop > 0:`
             return ORDERS[type(op)](left, right)
     return None
+
+
+def fold_reads(test: ast.AST, reads: list[ast.AST], values: tuple):
+    """`fold` of a test whose reads `reads` (names, attributes, items of it) hold `values`, in order:
+    `args.config` in `cfg = load(args.config) if args.config else Config()` holding None is False."""
+    renamed = _Renamed({_place(n): f"_{i}" for i, n in enumerate(reads)}).visit(copy.deepcopy(test))
+    return fold(renamed, {f"_{i}": v for i, v in enumerate(values)})
+
+
+def _place(node: ast.AST) -> tuple:
+    return type(node), node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
+
+
+class _Renamed(ast.NodeTransformer):
+    """A copy of a test with the reads it makes (by place) made plain names, for `fold`."""
+
+    def __init__(self, names: dict) -> None:
+        self.names = names
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        name = self.names.get(_place(node)) if isinstance(node, ast.expr) and hasattr(node, "lineno") else None
+        return ast.Name(name, ast.Load()) if name is not None else self.generic_visit(node)
 
 
 UNKNOWN = object()

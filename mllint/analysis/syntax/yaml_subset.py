@@ -1,5 +1,5 @@
-"""A small reader for the YAML of a project's configuration file (`yaml.safe_load(open("config.yaml"))`), so
-its values are constants to the analyses: block mappings and block sequences by indentation, flow lists of
+"""A small reader for the YAML of a project's configuration file (`yaml.safe_load(open("config.yaml"))`), or of
+a string of the program (`yaml.safe_load(DEFAULTS)`), so its values are constants to the analyses: block mappings and block sequences by indentation, flow lists of
 scalars (`[30, 60, 80]`), and scalars as PyYAML's safe loader reads them (ints, floats written with a dot,
 `true`/`false`/`yes`/`no`/`on`/`off`, `null`/`~`, quoted and plain strings). It executes nothing.
 
@@ -7,11 +7,13 @@ scalars (`[30, 60, 80]`), and scalars as PyYAML's safe loader reads them (ints, 
 each node placed at `at`; None for a file larger than `MAX_BYTES`, unreadable, or holding anything else
 (anchors, aliases, tags, block scalars, flow mappings, several documents): the reader is silent on what it
 does not understand. A scalar PyYAML reads otherwise than Python (`1e-3` is a string to it, `0o7`, `10:30`,
-dates) is an `Unread` node: a value, not a constant.
+dates) is an `Unread` node: a value, not a constant. `read_json`/`parse_json` give a JSON document the
+same way (Python's own reader; `NaN`/`Infinity` are `Unread`).
 """
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 
@@ -39,13 +41,13 @@ class Unread(ast.expr):
 
 def read_yaml(path: str, at: ast.AST) -> ast.AST | None:
     """The document of the YAML file at `path` as an expression tree placed at `at`; None when not read."""
-    try:
-        if os.path.getsize(path) > MAX_BYTES:
-            return None
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
+    text = _read(path)
+    return parse_yaml(text, at) if text is not None else None
+
+
+def parse_yaml(text: str, at: ast.AST) -> ast.AST | None:
+    """The YAML document `text` (a file's, or a string of the program: `yaml.safe_load(DEFAULTS)`) as an
+    expression tree placed at `at`; None when not read."""
     try:
         lines = _lines(text)
         if not lines:
@@ -55,6 +57,44 @@ def read_yaml(path: str, at: ast.AST) -> ast.AST | None:
             return None
     except _NotUnderstood:
         return None
+    return _placed(node, at)
+
+
+def read_json(path: str, at: ast.AST) -> ast.AST | None:
+    """`read_yaml` of a JSON file."""
+    text = _read(path)
+    return parse_json(text, at) if text is not None else None
+
+
+def parse_json(text: str, at: ast.AST) -> ast.AST | None:
+    """The JSON document `text` as an expression tree placed at `at` (objects are `Mapping`s); None when it is
+    no JSON, or holds a number Python's reader makes otherwise than a constant of the program would be."""
+    try:
+        value = json.loads(text, parse_constant=lambda name: _UNREAD)
+    except (ValueError, RecursionError):
+        return None
+    return _placed(_tree(value), at) if isinstance(value, dict | list) else None
+
+
+def _tree(value) -> ast.AST:
+    if isinstance(value, dict):
+        return Mapping(keys=[ast.Constant(k) for k in value], values=[_tree(v) for v in value.values()])
+    if isinstance(value, list):
+        return ast.List(elts=[_tree(v) for v in value], ctx=ast.Load())
+    return _constant(value)
+
+
+def _read(path: str) -> str | None:
+    try:
+        if os.path.getsize(path) > MAX_BYTES:
+            return None
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _placed(node: ast.AST, at: ast.AST) -> ast.AST:
     for inner in ast.walk(node):
         ast.copy_location(inner, at)
     return node
