@@ -5,7 +5,7 @@ from mllint.analysis.facets.helper_effects import (
 )
 from mllint.analysis.facets.layers import FUNCTIONAL_DROPOUT
 from mllint.analysis.program.effects import ParameterEffects, Reach
-from mllint.analysis.program.project import place_in
+from mllint.analysis.program.project_view import place_in
 from mllint.analysis.facets.modes import mode_layers
 from mllint.findings import Applicability
 from mllint.rule import Rule

@@ -7,7 +7,7 @@ from mllint.analysis.facets.hooks import kept_outputs, output_kept
 from mllint.analysis.facets.views import held_after, kept_after, literal_loop_items, parameter_holders, read_again, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.effects import ParameterEffects, takes_self
-from mllint.analysis.program.project import ProjectView, place_in
+from mllint.analysis.program.project_view import ProjectView, place_in
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.objects.call_sites import built, made_classes, makers, passed_argument, possible_constants

@@ -4,7 +4,7 @@ import re
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.facets.detached import Detached, always_detached
 from mllint.analysis.facets.parameters import OptimizerConstructors, optimizer_over
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.values.values import ValueKinds
 from mllint.rule import Rule
 

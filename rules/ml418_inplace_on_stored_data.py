@@ -7,7 +7,7 @@ from mllint.analysis.facets.views import (
     reused_over_loop, storage_root, stored_back, stored_item,
 )
 from mllint.analysis.program.callers import Callers, per_call_site
-from mllint.analysis.program.project import place_in
+from mllint.analysis.program.project_view import place_in
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters

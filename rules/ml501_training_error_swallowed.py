@@ -3,7 +3,7 @@ import ast
 from mllint.analysis.facets.handled_errors import HandledErrors
 from mllint.analysis.facets.loop_events import EventKind
 from mllint.analysis.facets.loops import TrainingLoops
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import own_nodes
 from mllint.analysis.values.handlers import Handlers

@@ -3,7 +3,7 @@ import ast
 from mllint.analysis.facets.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
 from mllint.analysis.objects.callees import names_called
 from mllint.analysis.program.callers import call_sites
-from mllint.analysis.program.project import place_in
+from mllint.analysis.program.project_view import place_in
 from mllint.analysis.syntax.names import called_name
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column

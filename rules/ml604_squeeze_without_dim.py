@@ -8,7 +8,7 @@ from mllint.analysis.facets.data_shapes import full_batches, reshaped_to_size
 from mllint.analysis.facets.dims import Sym, format_shape, is_known
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.loops import LOOP_NODES, loop_or_function
-from mllint.analysis.program.project import place_in
+from mllint.analysis.program.project_view import place_in
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.syntax.tree import position

@@ -3,7 +3,7 @@ import re
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.facets.mode_facts import is_test_path
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.syntax.names import call_argument, reference_key
 from mllint.analysis.values.values import FUNCTION_KINDS, Kind, ValueKinds
 from mllint.findings import Applicability

@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.program.callers import call_sites, per_call_site
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.values.values import Kind, ValueKinds, kept_value
 from mllint.rule import Rule
 

@@ -1,7 +1,7 @@
 import ast
 from functools import cached_property
 
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule

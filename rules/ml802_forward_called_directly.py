@@ -3,7 +3,7 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.values.values import ValueKinds, canonical_class

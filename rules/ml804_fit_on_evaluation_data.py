@@ -2,7 +2,7 @@ import ast
 
 from mllint.analysis.facets.leakage import Leakage
 from mllint.analysis.program.callers import call_sites
-from mllint.analysis.program.project import place_in
+from mllint.analysis.program.project_view import place_in
 from mllint.findings import Severity
 from mllint.source import one_line
 from mllint.rule import Rule

@@ -169,14 +169,14 @@ def test_the_rules_read_the_analyses_from_above():
 def test_a_broken_layering_is_named_import_by_import():
     values, summaries, layers, modes = (f"{ANALYSIS}.{m}" for m in ("values.values", "program.summaries", "facets.layers", "facets.modes"))
     sources = {
-        values: "from mllint.analysis.program.project import ProjectView\n",
+        values: "from mllint.analysis.program.project_view import ProjectView\n",
         summaries: "def mode_layers(ctx):\n    from mllint.analysis.facets.layers import ModeLayers\n",
         layers: "from mllint.analysis.facets.modes import Modes\nfrom mllint.rules import ml301\n",
         modes: "from . import layers\nimport mllint.engine\n",
         f"{ANALYSIS}.newcomer": "",
     }
     assert violations(sources) == [
-        f"{values}:1 imports {ANALYSIS}.program.project (program), a layer above its own (values)",
+        f"{values}:1 imports {ANALYSIS}.program.project_view (program), a layer above its own (values)",
         f"{summaries}:2 imports {layers} inside `mode_layers`: import at the top of the module",
         f"{summaries}:2 imports {layers} (facets), a layer above its own (program)",
         f"{layers}:2 imports mllint.rules.ml301: the analyses never import the rules",

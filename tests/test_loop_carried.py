@@ -7,7 +7,7 @@ import pytest
 
 from mllint.analysis.facets.dims import format_shape
 from mllint.analysis.facets.gradients import GradientFlow, State
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.values.values import Kind
 from mllint.context import FileContext

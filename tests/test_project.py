@@ -127,7 +127,7 @@ def lint_with_models(source: str, summary: ModuleSummary):
     """Lint `source` as `pkg.train` with `summary` standing for `pkg.models`."""
 
     class Index(ProjectIndex):
-        def summary(self, module):
+        def summary(self, module, summarize):
             return summary if module == "pkg.models" else None
 
     return lint_text(source, "train.py", Selection.of(["ML101"]), Index({}))
@@ -327,7 +327,7 @@ def test_summaries_outlive_the_parsed_modules_they_were_read_from(tmp_path, monk
     monkeypatch.setattr(project, "_CONTEXTS", {})
     monkeypatch.setattr(project, "_kept_bytes", 0)
     index = ProjectIndex.for_paths([str(tmp_path / "pkg")])
-    summaries = [index.summary(f"pkg.m{i}") for i in range(6)]
+    summaries = [index.summary(f"pkg.m{i}", ModuleSummary.of_context) for i in range(6)]
     assert len(project._CONTEXTS) == 2
     assert summaries[0].classes["Net"].bases == ("torch.nn.Module",)
     assert summaries[0].classes["Net"].forward is not None  # worked out after its module was let go

@@ -30,7 +30,7 @@ from mllint.analysis.objects.returned import receivers
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.project import ProjectView, place_in
+from mllint.analysis.program.project_view import ProjectView, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds, canonical_class

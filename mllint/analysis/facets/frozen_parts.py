@@ -29,7 +29,7 @@ from mllint.analysis.facets.coverage import _flagged_owner, _forward_uses, _own_
 from mllint.analysis.facets.parameters import OptimizerConstructors, _makes_parameters
 from mllint.analysis.objects.points_to import NONE, Objects
 from mllint.analysis.program.calls import CallResolver, bind_arguments
-from mllint.analysis.program.project import ProjectView, place_in
+from mllint.analysis.program.project_view import ProjectView, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 

@@ -57,7 +57,7 @@ from mllint.analysis.program.hierarchy import inherited_method, self_classes
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import parameter_defaults
 from mllint.analysis.syntax.tree import assignment_targets
-from mllint.analysis.program.project import ProjectView, followed_view
+from mllint.analysis.program.project_view import ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.facets.data_shapes import DATA_LOADERS
 from mllint.analysis.facets.vocabulary import INDEXED

@@ -17,7 +17,7 @@ from mllint.analysis.facets.parameters import is_module
 from mllint.analysis.facets.skipped_results import SkippedResults, backward_reads
 from mllint.analysis.objects.constants import is_zero
 from mllint.analysis.program.calls import CallResolver
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes, parameters
 from mllint.analysis.syntax.tree import assignment_targets

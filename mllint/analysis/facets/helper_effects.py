@@ -31,7 +31,7 @@ from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.effects import MAX_DEPTH, Effect, Reach, takes_self
 from mllint.analysis.program.hierarchy import self_classes
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.syntax.folding import fold, runs_under
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.syntax.scopes import parameters

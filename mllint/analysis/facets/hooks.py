@@ -17,7 +17,7 @@ from mllint.analysis.objects.call_sites import possible_constants
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import constructions
 from mllint.analysis.program.hierarchy import inherited_method
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class
 
 REGISTER = "register_forward_hook"

@@ -16,7 +16,7 @@ from mllint.analysis.facets.loss_terms import signed_terms
 from mllint.analysis.facets.meters import dict_of, receiver, returned_loss, same_tensor
 from mllint.analysis.objects.steps import steps_optimizer
 from mllint.analysis.facets.totals import APPENDS, added, root_of, total_of
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes, statement_blocks
@@ -31,6 +31,7 @@ class KeptGraphs:
         self.values = ctx.analysis(ValueKinds)
         self.flows = ctx.analysis(GradientFlow)
         self.loops = ctx.analysis(TrainingLoops)
+        self._names_kept: dict[tuple[str, ast.AST, ast.AST], bool] = {}  # (name, loop, scope) -> `_name_kept`
 
     def backpropagated(self, events: list[Event], function) -> dict[ast.Name, ast.AST | None]:
         """The names an iteration calls `backward` on, in the loop's own function; for a loss held in a
@@ -206,14 +207,20 @@ class KeptGraphs:
         if isinstance(total, ast.Attribute):  # `self.outputs`; `model.history` of a model kept across the loop
             owner = root_of(total)
             return (owner.id == "self" or self.kept_across_iterations(owner, loop, function)) and self.attribute_kept(total, loop, scope)
+        key = (total.id, loop, scope)  # asked once per term added to the total: a walk of the scope each
+        if key not in self._names_kept:
+            self._names_kept[key] = self._name_kept(total.id, loop, scope)
+        return self._names_kept[key]
+
+    def _name_kept(self, name: str, loop: ast.AST, scope: ast.AST) -> bool:
         bound_before, rebound = False, False
         for node in self.ctx.index.within(scope, ast.Name):
-            if node.id == total.id and isinstance(node.ctx, ast.Store):
+            if node.id == name and isinstance(node.ctx, ast.Store):
                 inside = self.in_loop(node, loop)
                 bound_before |= not inside and node.lineno < loop.lineno
                 rebound |= inside and not _adds(self.ctx.scopes.parent(node)) and self._renewed(node, loop)
         backpropagated = any(
-            isinstance(n, ast.Name) and n.id == total.id
+            isinstance(n, ast.Name) and n.id == name
             for call in self.ctx.index.within(scope, ast.Call)
             if isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
             for n in ast.walk(call)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.values.library_models import library_model
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.program.summaries import FunctionSummary
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets

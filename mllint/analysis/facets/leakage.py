@@ -29,7 +29,7 @@ from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.effects import Effect, ParameterEffects, Reach, takes_self
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
-from mllint.analysis.program.project import followed_view, place_in
+from mllint.analysis.program.project_view import followed_view, place_in
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.folding import EXITS, arms, ends, runs
 from mllint.analysis.syntax.names import is_self_attribute

@@ -42,7 +42,7 @@ from mllint.analysis.facets.loop_events import (
 )  # fmt: skip
 from mllint.analysis.facets.gradients import requires_grad
 from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters, statement_blocks
 from mllint.analysis.syntax.tree import child_nodes, module_statements, own_method
 from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter

@@ -37,7 +37,7 @@ from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import MAX_SITES, Callers, per_call_site
 from mllint.analysis.program.calls import ANY_MODULE, bind_arguments
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.facets.objectives import JOINING_FUNCTIONS, LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults

@@ -25,7 +25,7 @@ from mllint.analysis.objects.constants import binding_constants, call_constants,
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.objects.turns import turns
 from mllint.analysis.program.hierarchy import inherited_method
-from mllint.analysis.program.project import Instance, ProjectView, followed_view, place_in
+from mllint.analysis.program.project_view import Instance, ProjectView, followed_view, place_in
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.folding import runs_under
 from mllint.analysis.syntax.scopes import parameters

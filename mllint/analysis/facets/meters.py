@@ -31,7 +31,7 @@ from mllint.analysis.facets.gradients import GRAPH, NONE, VALUE_CUTS, Given, Gra
 from mllint.analysis.facets.totals import added
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds

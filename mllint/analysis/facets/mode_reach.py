@@ -25,7 +25,7 @@ from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.points_to import NONE, Obj
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import bind_arguments
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import own_nodes
 from mllint.analysis.syntax.tree import own_method, position

@@ -52,7 +52,7 @@ from mllint.analysis.objects.call_sites import makers
 from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.constants import fold, passes_self
 from mllint.analysis.objects.points_to import WRAPPERS, Objects
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.program.summaries import FunctionSummary
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, module_statements
 from mllint.analysis.values.values import Called, ValueKinds, canonical_class

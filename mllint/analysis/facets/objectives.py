@@ -28,7 +28,7 @@ from mllint.analysis.objects.callees import loss_function_name
 from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.program.calls import CallResolver
 from mllint.analysis.facets.loops import LOSS_NAME
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.values.values import VALUE_PRESERVING_METHODS, Kind, ValueKinds, canonical_class
 from mllint.source import one_line
 

@@ -29,7 +29,7 @@ from mllint.analysis.program.hierarchy import lineage
 from mllint.analysis.facets.gradients import CONTAINERS, PARAMETRISED
 from mllint.analysis.values.library_models import NOT_MODULES, is_library_factory, library_model
 from mllint.analysis.values.optimizers import is_optimizer
-from mllint.analysis.program.project import ProjectView, followed_view, place_in
+from mllint.analysis.program.project_view import ProjectView, followed_view, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import function_returns

@@ -41,7 +41,7 @@ from mllint.analysis.facets.layer_shapes import (
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.values.library_classifiers import CLASSIFIER_HEADS, is_library_model
 from mllint.analysis.values.library_models import architecture
-from mllint.analysis.program.project import ProjectView, followed_view
+from mllint.analysis.program.project_view import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, first_parameter, parameter_defaults, parameters
 from mllint.analysis.facets.operations import PARAMETERS, SIZED_CONSTRUCTORS
 from mllint.analysis.facets.shape_interpreter import (

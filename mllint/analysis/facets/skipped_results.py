@@ -13,7 +13,7 @@ from mllint.analysis.facets.gradients import backward_loss, managed_losses
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import EXITS, LOOP_NODES, TrainingLoops, loop_or_function
 from mllint.analysis.program.callers import Callers
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.syntax.folding import existence_test
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.tree import assignment_targets

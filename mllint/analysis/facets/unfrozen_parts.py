@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from mllint.analysis.facets.coverage import _flagged_owner
 from mllint.analysis.facets.parameters import OptimizerConstructors, optimizer_helper
 from mllint.analysis.program.calls import CallResolver, bind_arguments
-from mllint.analysis.program.project import ProjectView, place_in
+from mllint.analysis.program.project_view import ProjectView, place_in
 from mllint.analysis.values.values import ValueKinds
 
 FREEZES = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*False")

@@ -45,7 +45,7 @@ from mllint.analysis.objects.points_to import Obj, Objects
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.program.hierarchy import inherited_method
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.syntax.scopes import parameters

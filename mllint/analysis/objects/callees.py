@@ -25,7 +25,7 @@ from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method
 from mllint.analysis.program.callers import constructions, per_call_site
 from mllint.analysis.program.calls import Callee
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 
 CALLED = ("forward", "__call__")  # what calling a module or a callable object runs
 

@@ -19,7 +19,8 @@ from weakref import WeakKeyDictionary
 
 from mllint.analysis.program.callers import MAX_SITES, Binding, Callers
 from mllint.analysis.program.calls import bind_arguments
-from mllint.analysis.program.project import ANY_ATTRIBUTE, STORES_KEY, ProjectView, stored_words
+from mllint.analysis.program.project import ANY_ATTRIBUTE, STORES_KEY, stored_words
+from mllint.analysis.program.project_view import ProjectView
 from mllint.analysis.syntax.folding import SOMETHING, UNKNOWN, ends, fold, known_constant, taken_arms
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters

@@ -55,7 +55,7 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import made_runner, dispatched_method, dispatched_methods, inherited_method, lineage, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.values.runners import handed_back
-from mllint.analysis.program.project import ProjectView, defines_module
+from mllint.analysis.program.project_view import ProjectView, defines_module
 from mllint.analysis.syntax.folding import arms, existence_test, runs, tested_key
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters

@@ -49,7 +49,7 @@ from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import called_name, is_self_attribute
 from mllint.analysis.program.hierarchy import TopClasses, dispatched_methods, inherited_method, project_class, self_classes
-from mllint.analysis.program.project import ProjectView, find_definition
+from mllint.analysis.program.project_view import ProjectView, find_definition
 from mllint.analysis.syntax.folding import fold, runs_under
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import assignment_targets, module_statements, own_method

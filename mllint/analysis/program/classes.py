@@ -7,7 +7,7 @@ import ast
 from mllint.analysis.syntax.names import is_self_attribute, training_test
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project_view import ProjectView
 
 
 class ModuleClasses:

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
-from mllint.analysis.program.project import followed_view
+from mllint.analysis.program.project_view import followed_view
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.folding import SOMETHING, arms, fold, runs
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters

@@ -4,7 +4,7 @@ template method calling `self.compute_loss(...)` that only a subclass defines, a
 `self.forward`), and the classes `self` may be an instance of there (`self_classes`: the class and the
 project's classes derived from it, found by `ProjectView.subclasses`).
 
-`view` is the linted file's `project.ProjectView` (None: the module alone); this module only calls it, so
+`view` is the linted file's `project_view.ProjectView` (None: the module alone); this module only calls it, so
 that the program layer's call resolver (`calls.py`, which the project view imports) may ask it.
 """
 from __future__ import annotations

@@ -19,7 +19,7 @@ tree: it asks `load_context` for the context (the project keeps a few parsed mod
 module it let go), so summaries of a whole project stay small.
 
 Return values are `values.py` descriptors, which may name classes and functions of other modules: the
-summary is built from this module alone, and `project.ProjectView` resolves the names when a rule asks.
+summary is built from this module alone, and `project_view.ProjectView` resolves the names when a rule asks.
 The linted file's own summary is `ctx.analysis(ModuleSummary)`, built from the text being linted.
 """
 from __future__ import annotations

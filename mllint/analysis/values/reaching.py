@@ -10,7 +10,7 @@ import ast
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from mllint.analysis.syntax.folding import arms, fold, runs, tested_key
+from mllint.analysis.syntax.folding import arms, fold, tested_key
 from mllint.analysis.syntax.names import call_argument, dict_entries, is_self_attribute, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.syntax.tree import assignment_targets, position
@@ -478,7 +478,7 @@ class ReachingDefinitions:
         for index in range(first_after - 1, -1, -1):
             definition = definitions.definitions[index]
             statement = self.scopes.statement(definition.node)
-            if self._binds_from(statement, use) or not runs(arms(self.scopes.ancestors(statement), statement), _literal):
+            if self._binds_from(statement, use) or not self._runs_literally(statement):
                 continue  # the old `x` of `x = x.detach()`, or a binding in an arm a literal test rules out
             reaching.append(definition)  # type: ignore[union-attr]
             statements.add(statement)
@@ -493,6 +493,24 @@ class ReachingDefinitions:
             reaching = None
         self._before[use] = reaching
         return reaching
+
+    def _runs_literally(self, statement: ast.AST) -> bool:
+        """Does `statement` run as far as the tests around it that decide themselves tell (`if False:`)?
+        `runs(arms(...), _literal)`, with each `if`'s answer kept: an `elif` chain nests its arms, and a
+        walk up from each statement of it would cost the square of its length."""
+        pending, answer = [], True
+        for branch, wanted in arms(self.scopes.ancestors(statement), statement):
+            held = _literal(branch)
+            if held is not None and held is not wanted:
+                answer = False
+                break
+            if branch in self._literally_run:
+                answer = self._literally_run[branch]
+                break
+            pending.append(branch)
+        for branch in pending:
+            self._literally_run[branch] = answer
+        return answer
 
     def _links(self, statement: ast.AST, definition: Definition, definitions: "Bindings", index: int) -> bool:
         """Is `statement` an augmented assignment of `definition`'s name, with no earlier binding of the name

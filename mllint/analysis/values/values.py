@@ -2,7 +2,7 @@
 layer's raw logits) and what class an object was constructed from (`criterion = nn.CrossEntropyLoss()`),
 following local names, `self.` attributes and calls through the assignments that can reach them. Calls of
 the project's classes and functions (`out = model(x)` with `model = Net()`) are described here and
-resolved across modules by `project.ProjectView`. A kind is known only when every reaching assignment
+resolved across modules by `project_view.ProjectView`. A kind is known only when every reaching assignment
 agrees: unknown stays unknown.
 
 A parameter is unknown unless the value is asked under a `Binding`: one call site's arguments for the
@@ -183,7 +183,7 @@ def canonical_class(name: str | None) -> str | None:
 
 
 # Value descriptors: what an expression evaluates to, as far as one module's own code tells. A descriptor
-# that names a class or function of the project (`Ref`) is resolved by `project.ProjectView`, which
+# that names a class or function of the project (`Ref`) is resolved by `project_view.ProjectView`, which
 # follows it into the module that defines it; module summaries store descriptors, never resolved facts.
 def kept_value(ctx, node: ast.AST) -> ast.AST:
     """What `node` holds the values of, through the wrappers that keep them (`VALUE_PRESERVING_METHODS`
@@ -451,6 +451,7 @@ class ValueKinds(ReachingDefinitions):
         self._reached: dict[ast.Name, list[Definition]] = {}  # `_reaching`'s answers, by use
         self._declared: dict[ast.AST, set[str]] = {}  # function -> its `global` and `nonlocal` names
         self._before: dict[ast.Name, list[Definition] | None] = {}  # `_reaching_before`'s answers, by use
+        self._literally_run: dict[ast.AST, bool] = {}  # `_runs_literally`'s answers, by `if`
         self._outside: dict[int, tuple[Bindings, Bindings]] = {}  # `_outside_comprehensions`'s answers
         self._conditionals: dict[ast.AST, ast.AST | None] = {}  # `_conditional`'s answers
         self._arms_of: dict[ast.If, list[list[ast.stmt]]] = {}  # `_arms`'s answers
@@ -1253,7 +1254,7 @@ class ValueKinds(ReachingDefinitions):
         """The string `expr` holds: a constant, through names and `self.` attributes assigned one, or a
         parameter a call site (`binding`) fills with one or else its default (`def build_head(...,
         final="Softmax")`), which is kept in `_defaulted` by `at`: a call that passes the parameter makes
-        the answer unknown (`project.ProjectView`)."""
+        the answer unknown (`project_view.ProjectView`)."""
         if isinstance(expr, ast.Constant):
             return expr.value if isinstance(expr.value, str) else None
         if depth > MAX_DEPTH:
