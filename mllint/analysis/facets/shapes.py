@@ -26,7 +26,7 @@ import dataclasses
 import itertools
 
 from mllint.analysis.objects.call_sites import built, made_classes, makers, possible_constants
-from mllint.analysis.objects.points_to import NONE, WRAPPERS, Objects
+from mllint.analysis.objects.points_to import WRAPPERS, Objects
 from mllint.analysis.program.callers import LIBRARY_TRAINERS, Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
