@@ -40,7 +40,10 @@ class LossTermCutFromGraph(Rule):
     a helper returning `sum(terms)` of a list it appends to, `sum(losses.values())` of a dict a forward
     returns, a submodule's forward two calls deep (a VQ layer returning `beta * mse.detach()`), an attribute a
     model's forward sets (`ce + w * model.aux_loss`; also of submodules the parent's forward sums over a
-    `ModuleList`: `sum(l.aux_loss for l in self.layers)`), a method of the model a caller passes
+    `ModuleList`: `sum(l.aux_loss for l in self.layers)`), a record another method returns with a cut entry
+    (`stats["entropy"]` of `_, stats = self.evaluate(x)` built with `entropy.item()`, also read by a helper the
+    record is passed to, and given more entries at other keys), an attribute another method of the class
+    assigns cut (`self.penalty` of `self.penalty = code.abs().mean().detach()`), a method of the model a caller passes
     (`lam * self.model.regularization()` returning `float(...)`), a weighted penalty method of a step
     another module calls (`self.hparams["l1"] * self.l1_penalty()` returning `total.item()`), and a comparison of `argmax` predictions
     or of the model's outputs themselves (`(scores > limits).float()`, `[pred[i] in allowed for i in ...]`, also in a helper);
