@@ -146,6 +146,7 @@ class CalleeCut:
     cut: ast.AST  # the cut, in the callee's file
     path: str  # that file as findings show it ("" for the linted file)
     carried: bool = False  # what it cut carried a graph there (`float(self.fc1.weight.abs().sum())`)
+    home: object = None  # the context of the callee's file
 
     @property
     def place(self) -> str:
@@ -426,7 +427,7 @@ class GradientFlow:
         path = self.ctx.analysis(ProjectView).display_path(home.real_path or home.path)
         source = cut_input(home, flow.cuts[0])
         carried = source is not None and flows.returned_flow(function, source, {}).state is State.GRAPH
-        self.callee_cuts.setdefault(read, CalleeCut(name, flow.cuts[0], path, carried))
+        self.callee_cuts.setdefault(read, CalleeCut(name, flow.cuts[0], path, carried, home))
         return Flow(State.NONE, (read,))
 
     def _setting(self, attribute: ast.Attribute) -> bool:
@@ -959,8 +960,13 @@ class GradientFlow:
         source = cut_input(callee.ctx, own[0])
         flows = callee.ctx.analysis(GradientFlow)
         carried = source is not None and flows.returned_flow(callee.function, source, given).state is State.GRAPH
+        found = CalleeCut(name, own[0], path, carried, callee.ctx)
+        inner = flows.callee_cuts.get(own[0])
+        if inner is not None and inner.home is not None:  # cut by a function the callee calls (`aux` of `m, aux = self.moe(h)`): named where it is made
+            where = "" if inner.home is self.ctx else self.ctx.analysis(ProjectView).display_path(inner.home.real_path or inner.home.path)
+            found = CalleeCut(inner.callee, inner.cut, where, carried or inner.carried, inner.home)
         at = _unpacked_target(self.ctx, call, index) or call  # `stats` of `loss, stats = self.step(x)`: that element's cut
-        self.callee_cuts[at] = CalleeCut(name, own[0], path, carried)
+        self.callee_cuts[at] = found
         return Flow(State.NONE, (at,))
 
     def _from_table(self, call: ast.Call, depth: int) -> bool:
@@ -1387,7 +1393,11 @@ def is_cut_method(call: ast.Call, methods: frozenset[str] = CUT_METHODS) -> bool
 
 def cut_input(ctx, cut: ast.AST) -> ast.AST | None:
     """What a cut is applied to: `kl` in `kl.item()`, `p` in `p.data`, `x` in `x.argmax(1)` and in
-    `torch.tensor(x)`, `pred` in a project loss's `criterion(pred, y)`."""
+    `torch.tensor(x)`, `pred` in a project loss's `criterion(pred, y)`, `h` for `aux` of `m, aux = self.moe(h)`
+    (an element a project callee cuts)."""
+    if isinstance(getattr(cut, "ctx", None), ast.Store):
+        statement = ctx.scopes.parent(ctx.scopes.parent(cut))
+        return cut_input(ctx, statement.value) if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call) else None
     if isinstance(cut, ast.Attribute):
         return cut.value
     method = isinstance(cut, ast.Call) and isinstance(cut.func, ast.Attribute) and ctx.qualified_name(cut.func) is None
