@@ -595,7 +595,7 @@ class GradientFlow:
                 if not (keyed and isinstance(parent, ast.Assign) and parent.targets == [node]):
                     return None
                 stored.append((node.slice.value, parent.value))
-            elif isinstance(parent, ast.Call) and parent.func is node and (node.attr in CONTAINER_MUTATORS or node.attr.endswith("_")):
+            elif isinstance(node, ast.Attribute) and isinstance(parent, ast.Call) and parent.func is node and (node.attr in CONTAINER_MUTATORS or node.attr.endswith("_")):
                 return None
         return stored
 
