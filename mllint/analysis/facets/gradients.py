@@ -402,7 +402,17 @@ class GradientFlow:
             scope = self.ctx.scopes.enclosing_function
             flows = [self.returned_flow(scope(v), v, {}) for v in values or ()]
             self._writes[attribute] = alternatives(flows) if flows and all(f.state is not State.UNKNOWN for f in flows) else None
+            if values and self._flagged_attribute(attribute):
+                self._writes[attribute] = GRAPH  # `self.log_alpha` made to require grad: a leaf that learns
         return self._writes[attribute]
+
+    def _flagged_attribute(self, attribute: ast.Attribute) -> bool:
+        """Does the class make `self.<attribute>` require grad (`self.log_alpha.requires_grad = True`, `requires_grad_()`)?"""
+        cls = self.ctx.scopes.enclosing_class(attribute)
+        return cls is not None and any(
+            node.attr in ("requires_grad", "requires_grad_") and is_self_attribute(node.value) and node.value.attr == attribute.attr
+            for node in self.ctx.index.within(cls, ast.Attribute)
+        )  # fmt: skip
 
     def _kept(self, attribute: ast.Attribute) -> Flow | None:
         """A list or dict kept in an attribute and filled anywhere (`self.losses.append(loss.item())` in another
