@@ -31,8 +31,7 @@ class LossDetachedFromModel(Rule):
     of the modules `opt` updates: a GAN generator step scoring `D(fake.detach())` (detached in a helper such
     as `generate`, made under `torch.no_grad()`, or reused from the discriminator step) with `opt_g` over the
     generator, or a deterministic actor-critic's actor step scoring `critic(obs, actor(obs).detach())` with the
-    actor's optimizer (the critic's other inputs, given to the function, count as data; the action also detached
-    by a method such as `act` running the actor under `torch.no_grad()`), also when the models and optimizers
+    actor's optimizer (the critic's other inputs, given to the function, count as data), also when the models and optimizers
     are handed to a trainer's constructor
     (`GANTrainer(Generator(), Critic(), opt_g, opt_d)`, one call site at a time); silent when an optimizer's modules are unknown,
     when the loss reaches one of them (a frozen backbone under a trained head, a detached DQN target, a

@@ -882,8 +882,6 @@ class GradientFlow:
             return GRAPH  # the module object: its parameters carry gradients
         if isinstance(func, ast.Name) and name is None and (self._flow(func, depth + 1) or UNKNOWN).state is State.GRAPH:
             return GRAPH  # a module passed in (`center_fn(feats, labels)` given a `CenterLoss()`)
-        if is_self_attribute(func) and self._resolver.is_attribute_call(call) and (self._flow(func, depth + 1) or UNKNOWN).state is State.GRAPH:
-            return GRAPH  # a module the object was given (`self.actor(obs)` of `self.actor = actor`)
         if isinstance(func, ast.Attribute) and name is None and self.values.constructor(func) is None:
             if is_self_attribute(func) and self._family_method(func):
                 return UNKNOWN  # a method the class or a subclass defines, no one of them known to run (`self.batch_value(out, y)`)
