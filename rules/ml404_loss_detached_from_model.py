@@ -30,7 +30,9 @@ class LossDetachedFromModel(Rule):
     the previous step; a scheduler's step between them does not count) whose loss reaches a model, but none
     of the modules `opt` updates: a GAN generator step scoring `D(fake.detach())` (detached in a helper such
     as `generate`, made under `torch.no_grad()`, or reused from the discriminator step) with `opt_g` over the
-    generator, also when the models and optimizers are handed to a trainer's constructor
+    generator, or a deterministic actor-critic's actor step scoring `critic(obs, actor(obs).detach())` with the
+    actor's optimizer (the critic's other inputs, given to the function, count as data), also when the models and optimizers
+    are handed to a trainer's constructor
     (`GANTrainer(Generator(), Critic(), opt_g, opt_d)`, one call site at a time); silent when an optimizer's modules are unknown,
     when the loss reaches one of them (a frozen backbone under a trained head, a detached DQN target, a
     detached advantage) or reaches a model through a call it cannot tell (a wrapper, a project helper). A function or loss `forward` (or a loss class's `__call__`) that returns

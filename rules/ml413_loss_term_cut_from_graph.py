@@ -40,7 +40,10 @@ class LossTermCutFromGraph(Rule):
     a helper returning `sum(terms)` of a list it appends to, `sum(losses.values())` of a dict a forward
     returns, a submodule's forward two calls deep (a VQ layer returning `beta * mse.detach()`), an attribute a
     model's forward sets (`ce + w * model.aux_loss`; also of submodules the parent's forward sums over a
-    `ModuleList`: `sum(l.aux_loss for l in self.layers)`), a method of the model a caller passes
+    `ModuleList`: `sum(l.aux_loss for l in self.layers)`), a record another method returns with a cut entry
+    (`stats["entropy"]` of `_, stats = self.evaluate(x)` built with `entropy.item()`, also read by a helper the
+    record is passed to, and given more entries at other keys), an attribute another method of the class
+    assigns cut (`self.penalty` of `self.penalty = code.abs().mean().detach()`), a method of the model a caller passes
     (`lam * self.model.regularization()` returning `float(...)`), a weighted penalty method of a step
     another module calls (`self.hparams["l1"] * self.l1_penalty()` returning `total.item()`), and a comparison of `argmax` predictions
     or of the model's outputs themselves (`(scores > limits).float()`, `[pred[i] in allowed for i in ...]`, also in a helper);
@@ -143,7 +146,7 @@ class LossTermCutFromGraph(Rule):
                         + (f" and added to the loss at {joined}," if joined else ",")
                     )
                 message = (
-                    f"{what} is cut from the graph by {describe_cut(self.ctx, cut, binding, found)}: it "
+                    f"{what} is cut from the graph by {describe_cut(self.ctx, cut, binding, self._cut_holder(term, cut, binding))}: it "
                     f"adds to the value of {backpropagated} but no gradient flows through "
                     f"it{passed}"
                 )
@@ -166,8 +169,22 @@ class LossTermCutFromGraph(Rule):
         return cuts or None
 
     def _holder(self, term: Summand, cut: ast.AST, binding) -> Holder:
-        """The file a cut is in: the linted file's or a caller's (under `binding`), or a callee's."""
-        return holder(self.ctx, cut, binding) if term.call is None else Holder(term.ctx, term.binding, term.path)
+        """The file a cut is in: the linted file's or a caller's (under `binding`), or a callee's; the linted
+        file's for a cut made apart from the callee (`_made_apart`)."""
+        if term.call is None:
+            return holder(self.ctx, cut, binding)
+        return Holder(term.ctx, term.binding, term.path)
+
+    def _cut_holder(self, term: Summand, cut: ast.AST, binding) -> Holder:
+        """`_holder`, but the linted file's, its parameters unbound, for a cut made apart from the callee."""
+        apart = term.call is not None and not self._in_callee(term, cut)
+        return Holder(self.ctx, None, "") if apart else self._holder(term, cut, binding)
+
+    def _made_apart(self, term: Summand, cut: ast.AST) -> bool:
+        """Is a cut of what the caller passed to the term's callee made by another function of the project, whose
+        result the caller passes on (`stats["entropy"]` read by the callee, of `stats` a method returns filled
+        with `entropy.item()`)? A cut the caller writes itself is its own term."""
+        return self.ctx.scopes.parent(cut) is not None and cut in self.ctx.analysis(GradientFlow).callee_cuts
 
     def _cut_from_graph(self, term: Summand, binding) -> ast.AST | None:
         """The cut that leaves the term without a graph, when what it cut carried one. A weight of unknown
@@ -184,20 +201,20 @@ class LossTermCutFromGraph(Rule):
             return None  # in a callee, only a plain weight (`self.beta`, `beta`) may be of unknown origin
         cut_factors = [flow for flow in flow_of if flow.state is State.NONE and flow.cuts]
         for cut in (cut for flow in cut_factors for cut in flow.cuts):
-            if not own and not self._in_callee(term, cut):
+            if not own and not self._in_callee(term, cut) and not self._made_apart(term, cut):
                 continue  # a cut of what the caller passed: the caller's own term, if any
-            found = self._holder(term, cut, binding)
+            found = self._cut_holder(term, cut, binding)
             if term.reduced is not None and not self._cut_here(term, cut, found):
                 continue  # `(-adv * logp + beta * (logp - ref_logp)).mean()`: a frozen reference, as `kl.mean()` is
             if is_no_grad(found.ctx, cut):
                 return cut  # computed under `no_grad` from what carries a graph: `loss += reg` in the block
+            inner = found.ctx.analysis(GradientFlow).callee_cuts.get(cut)
+            if inner is not None and inner.carried:  # a callee that cuts a graph of its own: `model.regularization()`
+                return cut
             source = cut_input(found.ctx, cut)
             if source is None:
                 continue
             if found.ctx.analysis(GradientFlow).flow(source, found.binding).state is State.GRAPH:
-                return cut
-            inner = found.ctx.analysis(GradientFlow).callee_cuts.get(cut)
-            if inner is not None and inner.carried:  # a callee that cuts a graph of its own: `model.regularization()`
                 return cut
             if self._from_model(found.ctx, source, 0):  # a model the term's own function calls
                 return cut

@@ -56,6 +56,14 @@ def test_data_from_a_loader_carries_no_graph():
     assert flow_of_last_name(SETUP + "for out, y in pairs:\n    out\n").state is State.UNKNOWN
 
 
+def test_a_record_given_entries_at_string_keys_keeps_what_it_was_made_with():
+    made = SETUP + "def evaluate(x):\n    return model(x), {'ent': model(x).mean().item()}\ndef step(x):\n    out, logs = evaluate(x)\n"
+    flow = flow_of_last_name(made + "    logs['lr'] = 0.1\n    out = logs['ent']\n    out\n")
+    assert flow.state is State.NONE and flow.cuts
+    called = made + "    logs['lr'] = 0.1\n    logs['fn'](x)\n    out = logs\n    out\n"
+    assert flow_of_last_name(called).state is State.NONE  # a stored function called: no change of the record
+
+
 def test_a_name_rebound_from_itself_follows_its_old_value():
     flow = flow_of_last_name(SETUP + "out = model(x)\nout = out.detach()\nout\n")
     assert flow.state is State.NONE and len(flow.cuts) == 1

@@ -146,6 +146,7 @@ class CalleeCut:
     cut: ast.AST  # the cut, in the callee's file
     path: str  # that file as findings show it ("" for the linted file)
     carried: bool = False  # what it cut carried a graph there (`float(self.fc1.weight.abs().sum())`)
+    home: object = None  # the context of the callee's file
 
     @property
     def place(self) -> str:
@@ -233,7 +234,7 @@ class GradientFlow:
         self._returns: dict[tuple, Flow] = {}  # what the file's functions return, by (function, given flows)
         self.callee_cuts: dict[ast.Call, CalleeCut] = {}  # calls cut by their callee, and where
         self._settings: dict[tuple, bool] = {}  # (class, attribute) -> is `self.attribute` a constant
-        self._writes: dict[ast.Attribute, Flow | None] = {}  # `_written`'s answers
+        self._writes: dict[ast.Attribute, Flow | None] = {}  # `_written`'s and `_assigned`'s answers
         self._kept_flows: dict[ast.Attribute, Flow | None] = {}  # `_kept`'s answers
 
     def flow(self, expr: ast.AST, binding=None) -> Flow:
@@ -297,7 +298,8 @@ class GradientFlow:
             stored = self._stored_names(expr) if written is None else None
             if stored:  # `self.model` of `self.model = model` in `__init__`: what the construction passes
                 return alternatives([self._flow(name, depth + 1) for name in stored])
-            return written or self._flow(expr.value, depth + 1)
+            assigned = self._assigned(expr) if written is None and is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) else None
+            return written or assigned or self._flow(expr.value, depth + 1)
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
             element = self._element(expr.value, expr.slice.value, depth)  # `loss, acc = step(x)`: `step(x)[1]`
             if element is not None:
@@ -306,6 +308,8 @@ class GradientFlow:
         stored = self.values.stored_items(expr.value, key) if isinstance(key, str) and isinstance(expr.value, ast.Name) else None
         if stored:  # `logs["kl"]` of `logs["kl"] = kl.item()`: what is stored there
             return alternatives([self._flow(value, depth + 1) for value in stored])
+        if isinstance(key, str) and isinstance(expr.value, ast.Name) and self._kept_entry(expr.value, key):
+            return alternatives([self._loop_carried(d, depth) for d in self.values.reaching_definitions(expr.value)])
         if isinstance(expr, (ast.Subscript, ast.Starred, ast.NamedExpr)):
             return self._flow(expr.value, depth + 1)  # the parts of a value share its flow
         if isinstance(expr, ast.BinOp):
@@ -389,6 +393,27 @@ class GradientFlow:
                 self._writes[attribute] = alternatives(flows)
         return self._writes[attribute]
 
+    def _assigned(self, attribute: ast.Attribute) -> Flow | None:
+        """`self.penalty` of `self.penalty = code.abs().mean().detach()` in another method of the class: what
+        its methods assign, each worked out in its method (its parameters unknown); None when one is unknown."""
+        if attribute not in self._writes:
+            self._writes[attribute] = None  # (read again while being worked out: not known)
+            values = self.values.assigned_values(attribute)
+            scope = self.ctx.scopes.enclosing_function
+            flows = [self.returned_flow(scope(v), v, {}) for v in values or ()]
+            self._writes[attribute] = alternatives(flows) if flows and all(f.state is not State.UNKNOWN for f in flows) else None
+            if values and self._flagged_attribute(attribute):
+                self._writes[attribute] = GRAPH  # `self.log_alpha` made to require grad: a leaf that learns
+        return self._writes[attribute]
+
+    def _flagged_attribute(self, attribute: ast.Attribute) -> bool:
+        """Does the class make `self.<attribute>` require grad (`self.log_alpha.requires_grad = True`, `requires_grad_()`)?"""
+        cls = self.ctx.scopes.enclosing_class(attribute)
+        return cls is not None and any(
+            node.attr in ("requires_grad", "requires_grad_") and is_self_attribute(node.value) and node.value.attr == attribute.attr
+            for node in self.ctx.index.within(cls, ast.Attribute)
+        )  # fmt: skip
+
     def _kept(self, attribute: ast.Attribute) -> Flow | None:
         """A list or dict kept in an attribute and filled anywhere (`self.losses.append(loss.item())` in another
         method, `self.stats.values` a hook of another module appends to): what its items carry, each worked out
@@ -412,7 +437,7 @@ class GradientFlow:
         path = self.ctx.analysis(ProjectView).display_path(home.real_path or home.path)
         source = cut_input(home, flow.cuts[0])
         carried = source is not None and flows.returned_flow(function, source, {}).state is State.GRAPH
-        self.callee_cuts.setdefault(read, CalleeCut(name, flow.cuts[0], path, carried))
+        self.callee_cuts.setdefault(read, CalleeCut(name, flow.cuts[0], path, carried, home))
         return Flow(State.NONE, (read,))
 
     def _setting(self, attribute: ast.Attribute) -> bool:
@@ -535,6 +560,10 @@ class GradientFlow:
         when it is changed any other way."""
         function = self.ctx.scopes.enclosing_function(name)
         dicts = all(isinstance(d.value, ast.Dict) for d in definitions)
+        if function is not None and not dicts:
+            keyed = self._keyed_stores(name.id, function)
+            if keyed is not None:  # a record a call gave, given more entries (`stats["loss"] = loss.item()`)
+                return operands([*(self._loop_carried(d, depth) for d in definitions), *(self._flow(v, depth + 1) for _, v in keyed)]) or UNKNOWN
         if function is None or not (dicts or all(isinstance(d.value, ast.List) for d in definitions)):
             return UNKNOWN
         items = [e for d in definitions for e in (d.value.values if dicts else d.value.elts)]
@@ -555,6 +584,30 @@ class GradientFlow:
                 continue
             items.append(call.args[-1])
         return operands([self._flow(item, depth + 1) for item in items]) or UNKNOWN
+
+    def _kept_entry(self, name: ast.Name, key: str) -> bool:
+        """Is `name[key]` the entry the record was made with: its function stores only at other string keys
+        (`diag["lr"] = lr` beside `diag["ent"]` of `_, diag = self.evaluate(x)`)?"""
+        function = self.ctx.scopes.enclosing_function(name)
+        keyed = self._keyed_stores(name.id, function) if function is not None and self._mutated_here(name) else None
+        return bool(keyed) and all(k != key for k, _ in keyed)
+
+    def _keyed_stores(self, name: str, function: ast.AST) -> list[tuple[str, ast.AST]] | None:
+        """(key, value) of each `name["key"] = value` in `function`, when every change of `name` there is such a
+        store (a dict: no tensor is indexed by a string); None otherwise."""
+        stored = []
+        for node in self.ctx.index.within(function, ast.Attribute, ast.Subscript):
+            if not (isinstance(node.value, ast.Name) and node.value.id == name) or self.ctx.scopes.enclosing_function(node) is not function:
+                continue
+            parent = self.ctx.scopes.parent(node)
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+                keyed = isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
+                if not (keyed and isinstance(parent, ast.Assign) and parent.targets == [node]):
+                    return None
+                stored.append((node.slice.value, parent.value))
+            elif isinstance(node, ast.Attribute) and isinstance(parent, ast.Call) and parent.func is node and (node.attr in CONTAINER_MUTATORS or node.attr.endswith("_")):
+                return None
+        return stored
 
     def _mutations(self) -> dict[str, set[ast.AST | None]]:
         if self._mutated is None:
@@ -915,8 +968,14 @@ class GradientFlow:
         source = cut_input(callee.ctx, own[0])
         flows = callee.ctx.analysis(GradientFlow)
         carried = source is not None and flows.returned_flow(callee.function, source, given).state is State.GRAPH
-        self.callee_cuts[call] = CalleeCut(name, own[0], path, carried)
-        return Flow(State.NONE, (call,))
+        found = CalleeCut(name, own[0], path, carried, callee.ctx)
+        inner = flows.callee_cuts.get(own[0])
+        if inner is not None and inner.home is not None:  # cut by a function the callee calls (`aux` of `m, aux = self.moe(h)`): named where it is made
+            where = "" if inner.home is self.ctx else self.ctx.analysis(ProjectView).display_path(inner.home.real_path or inner.home.path)
+            found = CalleeCut(inner.callee, inner.cut, where, carried or inner.carried, inner.home)
+        at = _unpacked_target(self.ctx, call, index) or call  # `stats` of `loss, stats = self.step(x)`: that element's cut
+        self.callee_cuts[at] = found
+        return Flow(State.NONE, (at,))
 
     def _from_table(self, call: ast.Call, depth: int) -> bool:
         """Does a call of a value that may be one of several functions of the project (`LOSSES[k](out, y)` of a
@@ -1123,6 +1182,15 @@ def _element(expr: ast.AST, index: int | None) -> ast.AST:
     if index is None or not isinstance(expr, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in expr.elts):
         return expr
     return expr.elts[index] if -len(expr.elts) <= index < len(expr.elts) else expr
+
+
+def _unpacked_target(ctx, call: ast.Call, index: int | None) -> ast.AST | None:
+    """The target that element `index` of what `call` returns is unpacked into (`a, b = f(x)`), if any."""
+    statement = ctx.scopes.parent(call)
+    target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+    if index is None or not isinstance(target, ast.Tuple | ast.List) or index >= len(target.elts):
+        return None
+    return None if any(isinstance(e, ast.Starred) for e in target.elts) else target.elts[index]
 
 
 def _listed(arg: ast.AST) -> list[ast.AST]:
@@ -1333,7 +1401,11 @@ def is_cut_method(call: ast.Call, methods: frozenset[str] = CUT_METHODS) -> bool
 
 def cut_input(ctx, cut: ast.AST) -> ast.AST | None:
     """What a cut is applied to: `kl` in `kl.item()`, `p` in `p.data`, `x` in `x.argmax(1)` and in
-    `torch.tensor(x)`, `pred` in a project loss's `criterion(pred, y)`."""
+    `torch.tensor(x)`, `pred` in a project loss's `criterion(pred, y)`, `h` for `aux` of `m, aux = self.moe(h)`
+    (an element a project callee cuts)."""
+    if isinstance(getattr(cut, "ctx", None), ast.Store):
+        statement = ctx.scopes.parent(ctx.scopes.parent(cut))
+        return cut_input(ctx, statement.value) if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call) else None
     if isinstance(cut, ast.Attribute):
         return cut.value
     method = isinstance(cut, ast.Call) and isinstance(cut.func, ast.Attribute) and ctx.qualified_name(cut.func) is None

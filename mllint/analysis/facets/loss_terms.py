@@ -369,8 +369,11 @@ def _written(item: Summand) -> list[tuple[Summand, int | None, int]] | None:
     expr, ctx = item.node, item.ctx
     if isinstance(expr.value, ast.Name) and expr.value.id == "self":
         return None
-    binding = None if isinstance(item.binding, Given) else item.binding
-    written = ctx.analysis(Objects).written_in_class(under(ctx, expr.value, binding), expr.attr)
+    binding, objects = None if isinstance(item.binding, Given) else item.binding, ctx.analysis(Objects)
+    written = objects.written_in_class(under(ctx, expr.value, binding), expr.attr)
+    if not written and binding is None:  # `self.net.last_reg` of `self.net = net`: as each construction passes it
+        ask = lambda site: objects.written_in_class(under(ctx, expr.value, site), expr.attr) or None  # noqa: E731
+        written = list(dict.fromkeys(w for found, _ in per_call_site(ctx, expr.value, ask) for w in found))
     if not written:
         return None
     parts = []

@@ -19,6 +19,10 @@ from mllint.analysis.objects.points_to import NONE, Objects
 from mllint.analysis.objects.steps import StepKind, step_of
 from mllint.analysis.program.callers import Binding, per_call_site
 from mllint.analysis.syntax.tree import position
+from mllint.analysis.values.values import is_parameter
+
+
+MAX_UNPACKING = 3  # bindings followed back to a parameter (`o, a = batch` of `batch = pair`)
 
 
 class SteppedFlow(GradientFlow):
@@ -27,22 +31,44 @@ class SteppedFlow(GradientFlow):
     def __init__(self, ctx, stepped: frozenset) -> None:
         super().__init__(ctx)
         self.stepped = stepped
+        self.callee_cuts = ctx.analysis(GradientFlow).callee_cuts  # where callees cut, as messages name them
         self._enabled: SteppedFlow | None = None  # as if no `no_grad` region cut anything
 
     def _call(self, call: ast.Call, depth: int) -> Flow:
+        return self._module_call(call, depth) or super()._call(call, depth)
+
+    def _element(self, value: ast.AST, index: int, depth: int) -> Flow | None:
+        """An element of what a module returns (`q1, q2 = critic(obs, act)`) carries what the call carries."""
+        return (self._module_call(value, depth) if isinstance(value, ast.Call) else None) or super()._element(value, index, depth)
+
+    def _module_call(self, call: ast.Call, depth: int) -> Flow | None:
+        """The flow of a call of a module object: a graph for a stepped one; for another, what it is given (None:
+        no module object known)."""
         found = under(self.ctx, call.func, None if isinstance(self._binding, Given) else self._binding)
         found = found - {NONE} if found else found
         if found and found & self.stepped:
             return GRAPH
-        if found and all(obj.kind == "made" for obj in found) and self._calls_module(call.func, found):
-            arguments = [*call.args, *(k.value for k in call.keywords)]
-            flows = [self._flow(a, depth + 1) for a in arguments]
-            if not flows:
-                return UNKNOWN
-            if any(f is None or f.state is not State.NONE for f in flows):
-                return UNKNOWN
-            return Flow(State.NONE, tuple(c for f in flows for c in f.cuts))
-        return super()._call(call, depth)
+        if not (found and all(obj.kind == "made" for obj in found) and self._calls_module(call.func, found)):
+            return None
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        flows = [self._flow(a, depth + 1) for a in arguments]
+        if not flows or any(f is None for f in flows):
+            return UNKNOWN
+        cut = any(f.state is State.NONE and f.cuts for f in flows)
+        if any(f.state is not State.NONE and not (cut and self._passed_in(a)) for a, f in zip(arguments, flows)):
+            return UNKNOWN  # (beside a cut, what the function is given is data: `critic(obs, actor(obs).detach())`)
+        return Flow(State.NONE, tuple(c for f in flows if f.state is State.NONE for c in f.cuts))
+
+    def _passed_in(self, expr: ast.AST, depth: int = 0) -> bool:
+        """Is `expr` a parameter of its function, an item or field of one, or unpacked from one (`obs, act, rew =
+        batch`, `obs = batch[0]`)?"""
+        while isinstance(expr, ast.Subscript | ast.Attribute):
+            expr = expr.value
+        if not isinstance(expr, ast.Name) or expr.id == "self" or depth > MAX_UNPACKING:
+            return False
+        definitions = self.values.reaching_definitions(expr)
+        unpacked = [d.value or self._unpacked_from(d.node) for d in definitions if not is_parameter(d)]
+        return bool(definitions) and all(u is not None and self._passed_in(u, depth + 1) for u in unpacked)
 
     def _under_no_grad(self, expr: ast.AST) -> Flow:
         """Cut at its `no_grad` region when, with grad enabled, the value would reach a stepped module."""

@@ -176,13 +176,13 @@ def _assigned(target: ast.AST, value: ast.AST):
 def _unpacked_attributes(target: ast.Tuple | ast.List, value: ast.AST):
     """(attribute, value) for each `self.<attribute>` of a tuple target a call's result is unpacked into
     (`self.model, self.opt = build(cfg)`): item i of what the call returns; None (unknown) under a starred
-    target, or for a literal's item that is no call (`self.net, self.lam = net, lam`: a parameter kept is the
-    objects layer's); a call in a literal is its item (`self.g, self.d = g.to(device), d.to(device)`)."""
+    target; a literal's item is what it assigns, as a single assignment would (`self.net, self.lam = net, lam`,
+    `self.g, self.d = g.to(device), d.to(device)`)."""
     known = isinstance(value, ast.Call) and not any(isinstance(element, ast.Starred) for element in target.elts)
     literal = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and not known
     for i, element in enumerate(target.elts):
         if is_self_attribute(element) and literal:
-            yield element.attr, value.elts[i] if isinstance(value.elts[i], ast.Call) else None
+            yield element.attr, value.elts[i]
         elif is_self_attribute(element):
             item = ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load()), value)
             yield element.attr, item if known else None
