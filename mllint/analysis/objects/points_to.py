@@ -1449,12 +1449,15 @@ class Objects:
         return None if passed is None else self._of(passed[0])._key_of(passed[1], depth + 1)
 
     def _site_write(self, write: "_SiteWrite", depth: int) -> frozenset | None:
-        """What one call site writes: the value, a parameter of the function read as the site's argument."""
+        """What one call site writes: the value, a parameter of the function read as the site's argument
+        (unless that is a parameter of the caller's: then the writer's parameter, which its call sites fill)."""
         value, function = write.value, write.function
         if isinstance(value, ast.Name) and self._scope_binding(value) is function and value.id not in _stored_names(function):
             passed = write.binding.argument(value.id)
             if value.id in {p.arg for p in parameters(function, variadic=False)} and passed is not None:
-                return self._of(passed[0])._eval(passed[1], depth + 1)
+                found = self._of(passed[0])._eval(passed[1], depth + 1)
+                if found is None or not any(o.root().kind == "parameter" for o in found):
+                    return found
         return self._eval(value, depth)
 
     def _held_too(self, objects: frozenset | None) -> frozenset | None:
