@@ -242,6 +242,9 @@ def decided_by_parameters(events: list[Event], function: ast.AST) -> bool:
     )  # fmt: skip
 
 
+GIVEN = "given "  # the text of a case guard taken when a parameter (the rest of the text) is its arm's constant
+
+
 def folded(events: list[Event], flags: dict[str, object], ifs: list[ast.AST]) -> list[Event]:
     """The events of a function under a call's constant flags: an `if` of the function (one of `ifs`)
     decided by them runs its arm or not (its guard goes), the other arm's events go."""
@@ -253,8 +256,9 @@ def folded(events: list[Event], flags: dict[str, object], ifs: list[ast.AST]) ->
         guards, taken = [], True
         for guard in event.guards:
             decided = fold(guard.node.test, flags) if guard.kind == "if" and guard.node in ifs else None
-            if guard.kind == "case" and guard.text.startswith("getattr ") and guard.text[8:] in flags:  # a hook by name
-                decided = flags[guard.text[8:]] == guard.arm
+            given = guard.text.removeprefix(GIVEN) if guard.kind == "case" and guard.text.startswith(GIVEN) else None
+            if given in flags:  # a hook by name, the items at a key: the constant the call passes for the parameter
+                decided = flags[given] == guard.arm
                 decided = guard.arm if decided else not guard.arm
             if decided is None:
                 guards.append(guard)

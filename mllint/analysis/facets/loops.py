@@ -38,7 +38,7 @@ from mllint.analysis.objects.steps import StepKind, names_optimizer, step_of
 from mllint.analysis.program.hierarchy import inherited_method, self_classes
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.loop_events import (
-    Event, EventKind, Guard, Iteration, decided_by_parameters, folded, one_key_per_object, same, source_text,
+    GIVEN, Event, EventKind, Guard, Iteration, decided_by_parameters, folded, one_key_per_object, same, source_text,
 )  # fmt: skip
 from mllint.analysis.facets.gradients import requires_grad
 from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
@@ -896,6 +896,12 @@ class TrainingLoops:
                 for e in self._callee_events(m, call, alternative, guards + (Guard("case", str(id(call)), i, call),), depth, at)
             ]  # fmt: skip
         if callee is None and m is self.own:
+            keyed = self._keyed_hooks(call)
+            if keyed:  # `for fn in self.events[event]: fn(self)`: the items the call's key holds run
+                return [
+                    e for case, hooks in keyed for hook in hooks
+                    for e in self._callee_events(m, call, hook, guards + case, depth, at)
+                ]  # fmt: skip
             hooks = self.item_methods(call)
             if hooks:  # `for cb in callbacks: cb.on_after_backward(...)`: each item's method runs in turn
                 return [e for hook in hooks for e in self._callee_events(m, call, hook, guards, depth, at)]
@@ -943,7 +949,7 @@ class TrainingLoops:
         optimizer (`for sched in self.schedulers: sched.step()`)?"""
         body = loop.body if isinstance(loop, ast.For) and not loop.orelse else []
         calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
-        return bool(calls) and len(calls) == len(body) and all(self.item_methods(c) or self._named_hooks(c) or self._steps_items(loop, c) for c in calls)
+        return bool(calls) and len(calls) == len(body) and all(self.item_methods(c) or self._named_hooks(c) or self._keyed_hooks(c) or self._steps_items(loop, c) for c in calls)
 
     def _steps_all_items(self, m: _Module, loop: ast.AST) -> bool:
         """A loop of another module the linted file's loop calls into whose body only steps its items, all
@@ -983,8 +989,38 @@ class TrainingLoops:
             hooks = self.item_methods(call, hook=value) if isinstance(value, str) and value.isidentifier() else []
             if not hooks:
                 return []
-            found.append(((Guard("case", f"getattr {name.id}", value, func),), (value, hooks)))
+            found.append(((Guard("case", f"{GIVEN}{name.id}", value, func),), (value, hooks)))
         return found
+
+    def _keyed_hooks(self, call: ast.Call) -> list[tuple[tuple[Guard, ...], list[Callee]]]:
+        """For `item.hook(...)` (or `item(...)`) of a loop variable over a container read at a parameter of
+        the function (`for fn in self.events[event]: fn(self)`) that the call sites fill with constants: per
+        constant, the methods of the items at that key (each write through a parameter key at the key of its
+        own call site: `Objects._per_site`), under a guard of their own (a call passing the constant keeps
+        that key's only: `folded`); empty when one is unknown."""
+        func = call.func
+        item, hook = (func.value, func.attr) if isinstance(func, ast.Attribute) else (func, "__call__")
+        loop = self._item_loop(call, item)
+        read = loop.iter if loop is not None else None
+        if not (isinstance(read, ast.Subscript) and isinstance(read.slice, ast.Name) and _parameter(self.own, read.slice)):
+            return []
+        objects = self.ctx.analysis(Objects)
+        found = []
+        for key in sorted(possible_constants(self.ctx, read.slice) or (), key=str)[:MAX_HOOK_NAMES]:
+            items = objects.items_at(read.value, key)
+            classes = {objects.class_of(obj) for obj in items - {NONE}} if items is not None else {None}
+            methods = [inherited_method(ctx, cls, hook, objects.view) for ctx, cls in classes] if None not in classes else [None]
+            if None in methods:
+                return []
+            found.append(((Guard("case", f"{GIVEN}{read.slice.id}", key, read),), [Callee(m, ctx) for ctx, m in sorted(methods, key=lambda cm: cm[1].lineno)]))
+        return found
+
+    def _item_loop(self, call: ast.Call, item: ast.AST) -> ast.For | None:
+        """The `for` whose variable `item` (a name) is, innermost around `call` in its scope."""
+        loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, *SCOPE_NODES))), None)
+        if not isinstance(item, ast.Name) or not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or loop.target.id != item.id:
+            return None
+        return loop
 
     def item_methods(self, call: ast.Call, linted=None, hook: str | None = None) -> list[Callee]:
         """The methods `item.hook(...)` (or `item(...)`: `__call__`) runs for a loop variable `item` over a
@@ -998,10 +1034,7 @@ class TrainingLoops:
             item = got_attribute(func)
         else:
             item, hook = (func.value, func.attr) if isinstance(func, ast.Attribute) else (func, "__call__")
-        if not isinstance(item, ast.Name):
-            return []
-        loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, *SCOPE_NODES))), None)
-        if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or loop.target.id != item.id:
+        if self._item_loop(call, item) is None:
             return []
         linted_objects = linted.analysis(Objects) if linted is not None else None
         objects = linted_objects._of(self.ctx) if linted_objects is not None else self.ctx.analysis(Objects)

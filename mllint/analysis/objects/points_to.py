@@ -28,7 +28,8 @@ site: `student = build()` and `teacher = build()` are two objects), so summaries
 
 Budget (one for the layer): `MAX_OBJECTS` objects per expression, `MAX_CALL_DEPTH` calls followed into
 functions that return what they make, `MAX_WORK` evaluations per file, `MAX_FIELD_CHAIN` attributes of
-attributes; past any of them the answer is None (unknown). Each name's objects in each scope are computed
+attributes, `MAX_KEYED_SITES` call sites a write through a parameter key is split over (past them it is
+at every key); past any of the others the answer is None (unknown). Each name's objects in each scope are computed
 once (a fixed point over the bindings that reach it, so the cost is linear in the file's bindings and
 polynomial overall).
 
@@ -69,6 +70,7 @@ MAX_CALL_DEPTH = 3  # functions followed into, for what they return
 MAX_WORK = 50_000  # evaluations per file
 MAX_NESTING = 60  # evaluations waiting on one another (a chain of names bound to names)
 MAX_FIELD_CHAIN = 6  # attributes or items of attributes of ... one object (`a.b[0].c`); deeper is unknown
+MAX_KEYED_SITES = 8  # call sites a write through a parameter key is split over, one key each; past them, every key
 _NO_CUT = 1 << 30
 
 WRAPPERS = {
@@ -154,6 +156,8 @@ class Objects:
         self._pending: dict[int, tuple[ast.AST, ast.AST]] | None = None  # additions whose receivers are not indexed
         self._adding: dict[Obj, list[tuple[int, ast.AST]]] = {}  # object -> (number, what is added to it)
         self._added_keys: dict[ast.AST, object] = {}  # what `c[k] = x` adds -> its constant key
+        self._through_keys: dict[ast.AST, tuple[ast.AST | None, ast.Name]] = {}  # what is added at a parameter key -> (`c` of `c[k].append(x)`, `k`)
+        self._site_writes: dict[ast.AST, list[tuple[object, ast.AST]] | None] = {}  # `_keyed_writes`' answers
         self._returns: dict[tuple[ast.AST, ast.AST | None, int], frozenset | None] = {}
         self._open: dict = {}  # keys being computed -> their depth among them
         self._reentered: set = set()  # names read again while being evaluated
@@ -210,6 +214,19 @@ class Objects:
     def item_at(self, container: ast.AST, key) -> frozenset | None:
         """The objects at the constant `key` of what `container` may be (`criteria["ce"]`)."""
         return self._item(container, key, 0)
+
+    def items_at(self, container: ast.AST, key) -> frozenset | None:
+        """The items of what `container` holds at the constant `key` (`fn` of `for fn in self.events["batch_end"]`):
+        none of an empty list literal that nothing adds to (`{"batch_end": [], "epoch_end": []}`, no hook at a key)."""
+        found = self.item_at(container, key)
+        if found is None:
+            return None
+        items: frozenset | None = frozenset()
+        for base in found - {NONE}:
+            held = self._elements(base, None, 0)
+            empty = base.kind == "made" and isinstance(base.node, ast.List) and not base.node.elts and held == self._field_of(base, "[]")
+            items = union(items, frozenset() if empty else held)
+        return items
 
     def dict_keys(self, container: ast.AST) -> tuple | None:
         """The constant keys of the dicts `container` may be, when each is known and they agree (`_dict_keys`); an
@@ -802,6 +819,8 @@ class Objects:
             return frozenset({document or self.parameter(expr.function, expr.name)})
         if isinstance(expr, _Iterated):
             return self._item(expr.iterable, None, depth)
+        if isinstance(expr, _SiteWrite):
+            return self._site_write(expr, depth)
         if isinstance(expr, ast.NamedExpr):
             return self._eval(expr.value, depth)
         if isinstance(expr, ast.IfExp):
@@ -1469,6 +1488,7 @@ class Objects:
         a cut is evaluated again at the next question."""
         if self._pending is None:
             self._pending = dict(enumerate(self._additions()))
+        twin = _unkeyed(base)  # an item a comprehension makes per key: also what is written through a parameter key
         matched = []
         for number, (receiver, added) in list(self._pending.items()):
             if number not in self._pending:  # indexed meanwhile, by a question its receiver asked
@@ -1478,9 +1498,60 @@ class Objects:
                 if self._pending.pop(number, None) is not None:  # not indexed by a question it asked
                     for obj in objects or ():
                         self._adding.setdefault(obj, []).append((number, added))
-            elif base in (objects or ()):
+            elif base in (objects or ()) or (twin in (objects or ()) and added in self._through_keys):
                 matched.append((number, added))
-        return [added for _, added in sorted(matched + self._adding.get(base, []), key=lambda pair: pair[0])]
+        shared = [pair for pair in self._adding.get(twin, []) if pair[1] in self._through_keys] if twin is not None else []
+        ordered = [added for _, added in sorted(dict.fromkeys(matched + self._adding.get(base, []) + shared), key=lambda pair: pair[0])]
+        return [write for added in ordered for write in self._per_site(base, added, depth)]
+
+    def _per_site(self, base: Obj, added: ast.AST, depth: int) -> list[ast.AST]:
+        """What `added` puts into `base`: itself, or, written through a parameter key, what each call site
+        of its function puts there (`_keyed_writes`): at the site's key into a dict (`d[name] = x`, the key
+        kept as `_added_keys`), into the item at the site's key (`d[event].append(fn)`); a site whose key is
+        not a constant puts its value at every key."""
+        through = self._through_keys.get(added)
+        writes = self._keyed_writes(added, through[1], depth) if through is not None else None
+        if writes is None:
+            return [added]
+        kept = []
+        for key, write in writes:
+            if through[0] is None and key is not None:
+                self._added_keys[write] = key
+            items = self._item(through[0], key, depth) if through[0] is not None and key is not None else None
+            if items is None or base in items:
+                kept.append(write)
+        return kept
+
+    def _keyed_writes(self, added: ast.AST, key: ast.Name, depth: int) -> list[tuple[object, ast.AST]] | None:
+        """A write through a parameter `key` of its function (`self.events[event].append(fn)` in `def
+        on(self, event, fn)`), once per call site: (the constant key the site passes, or None; what it adds
+        there, `_SiteWrite`). None when `key` is no parameter, its function is called nowhere, or at more
+        than `MAX_KEYED_SITES` sites."""
+        if added not in self._site_writes:
+            self._site_writes[added] = None
+            function = self._scope_binding(key)
+            if isinstance(function, FUNCTIONS) and key.id in {p.arg for p in parameters(function, variadic=False)} and key.id not in _stored_names(function):
+                sites = [b for b in self.linted.analysis(Callers).bindings_in(self.ctx, function) if b.site is not None]
+                if 0 < len(sites) <= MAX_KEYED_SITES:
+                    self._site_writes[added] = [(self._site_key(b, key.id, depth), _SiteWrite(added, function, b)) for b in sites]
+        return self._site_writes[added]
+
+    def _site_key(self, binding, name: str, depth: int):
+        """The constant key a call site passes for the parameter `name`; None when not a constant."""
+        passed = binding.argument(name)
+        return None if passed is None else self._of(passed[0])._key_of(passed[1], depth + 1)
+
+    def _site_write(self, write: "_SiteWrite", depth: int) -> frozenset | None:
+        """What one call site writes: the value, a parameter of the function read as the site's argument
+        (unless that is a parameter of the caller's: then the writer's parameter, which its call sites fill)."""
+        value, function = write.value, write.function
+        if isinstance(value, ast.Name) and self._scope_binding(value) is function and value.id not in _stored_names(function):
+            passed = write.binding.argument(value.id)
+            if value.id in {p.arg for p in parameters(function, variadic=False)} and passed is not None:
+                found = self._of(passed[0])._eval(passed[1], depth + 1)
+                if found is None or not any(o.root().kind == "parameter" for o in found):
+                    return found
+        return self._eval(value, depth)
 
     def _held_too(self, objects: frozenset | None) -> frozenset | None:
         """`objects` with what is written to those of them that are a module's attribute, kept as itself
@@ -1495,6 +1566,9 @@ class Objects:
             func = call.func
             if isinstance(func, ast.Attribute) and func.attr in ADDING and len(call.args) > ADDING[func.attr]:
                 added.append((func.value, call.args[ADDING[func.attr]]))
+                receiver = func.value
+                if isinstance(receiver, ast.Subscript) and isinstance(receiver.slice, ast.Name):  # `d[event].append(fn)`
+                    self._through_keys[call.args[ADDING[func.attr]]] = (receiver.value, receiver.slice)
         for node in self.ctx.index.of_type(ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Subscript) and self._filed(target) is None:  # (a decorator's: `_registered_items`)
@@ -1503,6 +1577,8 @@ class Objects:
                     key = key if key is not None else tested_key(self.ctx.scopes, target)  # `if name == "bce": d[name] = ...`
                     if key is not None:
                         self._added_keys[node.value] = key
+                    elif isinstance(target.slice, ast.Name) and len(node.targets) == 1:  # `d[name] = x`
+                        self._through_keys[node.value] = (None, target.slice)
         return added
 
     def _call(self, call: ast.Call, depth: int) -> frozenset | None:
@@ -1516,7 +1592,8 @@ class Objects:
         if isinstance(named, str) and self.ctx.qualified_name(func) in (None, "getattr", "builtins.getattr"):
             read = self._attribute(ast.copy_location(ast.Attribute(value=call.args[0], attr=named, ctx=ast.Load()), call), depth)
             return union(read, *(self._eval(default, depth) for default in call.args[2:]))  # `getattr(model, "module", model)`
-        if isinstance(func, ast.Attribute) and func.attr in KEYED_READS and 1 <= len(call.args) <= 2 and _constant(call.args[0]) is not None:
+        keyed = isinstance(func, ast.Attribute) and func.attr in KEYED_READS and 1 <= len(call.args) <= 2 and _constant(call.args[0]) is not None
+        if keyed and self.method(call) is None:  # (a project class's own `get`: what it returns)
             return self._keyed_read(func.value, call.args, depth)
         handed = self.handed_back(call)
         if handed is not None and len(handed) == 1:
@@ -1613,8 +1690,9 @@ class Objects:
 
     def _keyed_return(self, call: ast.Call, returned: ast.AST, ctx, depth: int) -> frozenset | None:
         """What `return MODELS[name](**kw)` gives for the key `call` passes (`build("convnet")`): the functions
-        of the table at that key run; None when the return is no such call or the call passes no constant."""
-        func = returned.func if isinstance(returned, ast.Call) else None
+        of the table at that key run; what `return self.parts[name]` gives, the item at that key; None when the
+        return is no such read or the call passes no constant."""
+        func = returned.func if isinstance(returned, ast.Call) else returned
         if not isinstance(func, ast.Subscript):
             return None
         home = self._of(ctx)
@@ -1627,6 +1705,8 @@ class Objects:
             key = self._passed_item(call, function, func.slice, ctx, depth)
         if not isinstance(key, int | str) or isinstance(key, bool):
             return None
+        if func is returned:
+            return home._item(func.value, key, depth)
         returns = home._functions_returns(home._item(func.value, key, depth), depth)
         if returns is None:
             return None
@@ -1981,6 +2061,16 @@ def _statement_bindings(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
     return []
 
 
+class _SiteWrite(ast.expr):
+    """Stands for what one call site (`binding`) of `function` writes into a container through a parameter key."""
+
+    _fields = ()
+
+    def __init__(self, value: ast.AST, function: ast.AST, binding) -> None:
+        super().__init__()
+        self.value, self.function, self.binding = value, function, binding
+
+
 class _Iterated(ast.expr):
     """Stands for one item of what a loop iterates."""
 
@@ -2094,6 +2184,11 @@ def _keyed(obj: Obj, key, value: ast.AST) -> Obj:
     """An object a comprehension's value makes, told apart by the key it is made for."""
     made_here = obj.kind == "made" and obj.site is None and not obj.name and any(n is obj.node for n in ast.walk(value))
     return Obj(obj.kind, obj.node, f"[{key!r}]", obj.base, obj.site, obj.ctx) if made_here else obj
+
+
+def _unkeyed(obj: Obj) -> Obj | None:
+    """The object a comprehension's value is read at no one key, for one it makes at a key (`_keyed`); None for any other."""
+    return Obj(obj.kind, obj.node, "", obj.base, obj.site, obj.ctx) if obj.kind == "made" and obj.name.startswith("[") else None
 
 
 def _made_at(obj: Obj, site: ast.AST) -> Obj:
