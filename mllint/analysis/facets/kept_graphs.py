@@ -199,14 +199,14 @@ class KeptGraphs:
         return made is not None and any(isinstance(n, ast.Name) and n.id == terms.id for e in made for n in ast.walk(e))
 
     def kept_across_iterations(self, total: ast.AST, loop: ast.AST, function) -> bool:
-        """Is `total` (or the dict or list holding it) bound before the loop, never renewed inside it (see
-        `_renewed`), and never backpropagated?"""
+        """Is `total` (or the dict or list holding it) bound before the loop (also out of view:
+        `Scopes.bound_out_of_view`), never renewed inside it (see `_renewed`), and never backpropagated?"""
         total = total_of(total)
         scope = function or self.ctx.tree
         if isinstance(total, ast.Attribute):  # `self.outputs`; `model.history` of a model kept across the loop
             owner = root_of(total)
             return (owner.id == "self" or self.kept_across_iterations(owner, loop, function)) and self.attribute_kept(total, loop, scope)
-        bound_before, rebound = False, False
+        bound_before, rebound = self.ctx.scopes.bound_out_of_view(function, total.id), False  # a global, an earlier cell's total
         for node in self.ctx.index.within(scope, ast.Name):
             if node.id == total.id and isinstance(node.ctx, ast.Store):
                 inside = self.in_loop(node, loop)
