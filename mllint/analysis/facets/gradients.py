@@ -239,6 +239,7 @@ class GradientFlow:
         self._writes: dict[ast.Attribute, Flow | None] = {}  # `_written`'s answers
         self._kept_flows: dict[ast.Attribute, Flow | None] = {}  # `_kept`'s answers
         self._trained: dict[tuple, bool] = {}  # `_trained_out_of_view`'s answers, by (function, name)
+        self._module_uses: dict[tuple, tuple] = {}  # `_module_uses`'s answers, by (function, name)
         self._losses_of: dict[ast.AST | None, list[ast.AST]] = {}  # the losses each function backpropagates
 
     def flow(self, expr: ast.AST, binding=None) -> Flow:
@@ -302,6 +303,8 @@ class GradientFlow:
             stored = self._stored_names(expr) if written is None else None
             if stored:  # `self.model` of `self.model = model` in `__init__`: what the construction passes
                 return alternatives([self._flow(name, depth + 1) for name in stored])
+            if written is None and isinstance(expr.value, ast.Name) and self._unseen_trained(expr.value):
+                return GRAPH if self._module_part(expr) else UNKNOWN  # `net.decoder`, not `net.acc`
             return written or self._flow(expr.value, depth + 1)
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
             element = self._element(expr.value, expr.slice.value, depth)  # `loss, acc = step(x)`: `step(x)[1]`
@@ -441,8 +444,7 @@ class GradientFlow:
         if bound is not None:  # `p` of `... for p in model.parameters()`; `a` of `... for a in aux_outputs`
             return GRAPH if self._parameter_target(bound) else self._iterated(bound, depth)
         definitions = self.values.reaching_definitions(name)
-        unseen = all(is_parameter(d) and self.values.argument(d, self._binding) is None for d in definitions)
-        if unseen and self._trained_out_of_view(name):
+        if self._unseen_trained(name, definitions):
             return GRAPH  # a model of unknown origin that its function trains (`net` of `train(net, ...)`)
         if not definitions:
             return UNKNOWN
@@ -451,6 +453,22 @@ class GradientFlow:
         flows = [self._loop_carried(d, depth) for d in definitions]
         flow = GRAPH if self._accumulates_graph(name, definitions, flows) else alternatives(flows)
         return _new_leaf(self.ctx, flow) if flow is not None and name.id in self.flagged_names() else flow
+
+    def _unseen_trained(self, name: ast.Name, definitions=None) -> bool:
+        """Is `name` bound nowhere in view or a parameter no call site tells, and a model its function trains?"""
+        definitions = self.values.reaching_definitions(name) if definitions is None else definitions
+        unseen = all(is_parameter(d) and self.values.argument(d, self._binding) is None for d in definitions)
+        return unseen and self._trained_out_of_view(name)
+
+    def _module_part(self, attribute: ast.Attribute) -> bool:
+        """Is `attribute` (`net.decoder`) read as a part of the module its name is (see `_module_uses`)?"""
+        function = self.ctx.scopes.enclosing_function(attribute)
+        return any(part is attribute for part in self._uses(function, attribute.value.id)[1])
+
+    def _uses(self, function: ast.AST | None, name: str) -> tuple[list[ast.Call], list[ast.Attribute]]:
+        if (function, name) not in self._module_uses:
+            self._module_uses[function, name] = _module_uses(self.ctx, function, name)
+        return self._module_uses[function, name]
 
     def _trained_out_of_view(self, name: ast.Name) -> bool:
         """Is `name`, whose value the code does not show (bound nowhere in view, or a parameter no call site
@@ -462,7 +480,7 @@ class GradientFlow:
         key = (function, name.id)
         if key not in self._trained:
             self._trained[key] = False  # (asked again while being worked out: not known)
-            calls, parts = _module_uses(self.ctx, function, name.id)
+            calls, parts = self._uses(function, name.id)
             self._trained[key] = bool(parts) and any(
                 not under_no_grad(self.ctx, call) and self._backpropagated_from(function, call) for call in calls
             )  # fmt: skip
@@ -1164,8 +1182,9 @@ PARAMETER_VIEWS = frozenset({"parameters", "named_parameters", "modules", "named
 
 def _module_uses(ctx, function: ast.AST | None, name: str) -> tuple[list[ast.Call], list[ast.Attribute]]:
     """The calls of `name` in `function` (None: the module's own statements), and the reads there of what only
-    a module has: its parameters (`name.parameters()`), a part of a part (`name.head.weight`), a part handed to
-    a function of the project (`penalty(name.decoder)`). A loss object's options (`name.weight`) are none."""
+    a module has: its parameters (`name.parameters()`), a part with parameters (`name.head` of `name.head.weight`),
+    a part handed to a function of the project (`name.decoder` of `penalty(name.decoder)`). A loss object's
+    options (`name.weight`) and a model's other attributes (`name.acc`) are none."""
     calls, parts = [], []
     for use in ctx.scopes.reads(function, name):
         parent = ctx.scopes.parent(use)
@@ -1175,9 +1194,8 @@ def _module_uses(ctx, function: ast.AST | None, name: str) -> tuple[list[ast.Cal
             above = ctx.scopes.parent(parent)
             if isinstance(above, ast.Call) and above.func is parent:
                 parts += [parent] if parent.attr in PARAMETER_VIEWS else []
-            elif isinstance(above, ast.Attribute) and above.attr not in NO_GRAPH_ATTRIBUTES | CUT_ATTRIBUTES:
-                called = ctx.scopes.parent(above)
-                parts += [] if isinstance(called, ast.Call) and called.func is above else [above]
+            elif isinstance(above, ast.Attribute) and above.attr in PARAMETER_ATTRIBUTES | PARAMETER_VIEWS:
+                parts.append(parent)
             elif isinstance(above, ast.Call) and parent in above.args and function_called(ctx, above) is not None:
                 parts.append(parent)
     return calls, parts
