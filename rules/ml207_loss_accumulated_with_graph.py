@@ -65,7 +65,8 @@ class LossAccumulatedWithGraph(Rule):
     `total = total + loss`, `total += loss * x.size(0)`, `stats["loss"] += loss`), keeps it in a record it
     appends (`logs.append({"step": i, "loss": loss})`), adds the terms it was summed from
     (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`, a dict's list:
-    `history["loss"].append(loss)`) kept across iterations, without `.item()` or `.detach()`. A total or list an object keeps (`self.running +=
+    `history["loss"].append(loss)`) kept across iterations, without `.item()` or `.detach()`; a total seeded out of view
+    counts (declared `global` or `nonlocal`, or a script's total only updated in it: an earlier notebook cell made it). A total or list an object keeps (`self.running +=
     loss`, `self.outputs.append(out)`, `model.history.append(loss)` of a model built before the loop) counts unless the loop rebinds or
     clears it; a step function (a backward, then a step), or a method whose returned loss its caller backpropagates (`training_step`), that
     appends a live value to a list its object keeps and does not renew in it (`self.scores.append(dice(probs, y))`,

@@ -59,7 +59,9 @@ class LossTermCutFromGraph(Rule):
     under `torch.no_grad()` from what carries a graph (`loss += beta * penalty` in the block, the loss
     computed before it) is cut there too. A parameter of a submodule (`net.proj.weight`,
     `net` being `self.net`; `m.weight` of `for m in model.modules()`; `self.mu = nn.Parameter(...)`) passed to
-    a helper carries the graph there, and a sum scaled by a weight (`(nll + kl) / n`) is read term by term. A term whose cut value carried no graph
+    a helper carries the graph there, as does a part of a model the code does not show but trains (`net.dec` of
+    `train(net, ...)` with no call site in view, or a notebook cell's model, called into the loss it backpropagates),
+    and a sum scaled by a weight (`(nll + kl) / n`) is read term by term. A term whose cut value carried no graph
     anyway (a constant, data, a value of unknown origin, a parameter left to a constant default) is not reported, nor are cuts inside a term
     (`(q - target.detach()) ** 2`, a stop-gradient written on purpose), nor a cut factor weighting
     another computed from a model (`-log_prob * advantage.detach()`: REINFORCE with a baseline, where

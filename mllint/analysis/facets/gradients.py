@@ -11,6 +11,9 @@ pred.detach().numpy())`) is no tensor or module: it carries what it is given. A 
 only by item stores (`logs[k] = loss.detach()`) holds what is stored, as a list filled by `append` does.
 A parameter is unknown, unless the flow is asked under a call site's `Binding` (`callers.per_call_site`):
 it then carries what that call site passes, read in the caller's file (`holder` tells where a cut is).
+A name whose value the code does not show (bound nowhere in view, a parameter no call site tells) is a module
+with parameters when its function trains it: calls it outside `no_grad` into a loss it backpropagates and reads
+what only a module has (`net.parameters()`, `net.head.weight`, `penalty(net.decoder)`; not a loss's `weight`).
 A call of a value that may be one of several functions of the project (`LOSSES[name](pred, y)` of a table a
 decorator fills) carries a graph when each of them returns one given the call's arguments. A model wrapper
 (`nn.DataParallel(net)`, `torch.compile(net)`) carries what it wraps, and a container of modules
@@ -236,6 +239,9 @@ class GradientFlow:
         self._settings: dict[tuple, bool] = {}  # (class, attribute) -> is `self.attribute` a constant
         self._writes: dict[ast.Attribute, Flow | None] = {}  # `_written`'s and `_assigned`'s answers
         self._kept_flows: dict[ast.Attribute, Flow | None] = {}  # `_kept`'s answers
+        self._trained: dict[tuple, bool] = {}  # `_trained_out_of_view`'s answers, by (function, name)
+        self._module_uses: dict[tuple, tuple] = {}  # `_module_uses`'s answers, by (function, name)
+        self._losses_of: dict[ast.AST | None, list[ast.AST]] = {}  # the losses each function backpropagates
 
     def flow(self, expr: ast.AST, binding=None) -> Flow:
         """The flow of `expr`; under `binding` (a `callers.Binding`), its function's parameters hold what
@@ -299,6 +305,8 @@ class GradientFlow:
             if stored:  # `self.model` of `self.model = model` in `__init__`: what the construction passes
                 return alternatives([self._flow(name, depth + 1) for name in stored])
             assigned = self._assigned(expr) if written is None and is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) else None
+            if written is None and assigned is None and isinstance(expr.value, ast.Name) and self._unseen_trained(expr.value):
+                return GRAPH if self._module_part(expr) else UNKNOWN  # `net.decoder`, not `net.acc`
             return written or assigned or self._flow(expr.value, depth + 1)
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
             element = self._element(expr.value, expr.slice.value, depth)  # `loss, acc = step(x)`: `step(x)[1]`
@@ -461,6 +469,8 @@ class GradientFlow:
         if bound is not None:  # `p` of `... for p in model.parameters()`; `a` of `... for a in aux_outputs`
             return GRAPH if self._parameter_target(bound) else self._iterated(bound, depth)
         definitions = self.values.reaching_definitions(name)
+        if self._unseen_trained(name, definitions):
+            return GRAPH  # a model of unknown origin that its function trains (`net` of `train(net, ...)`)
         if not definitions:
             return UNKNOWN
         if self._mutated_here(name):
@@ -468,6 +478,55 @@ class GradientFlow:
         flows = [self._loop_carried(d, depth) for d in definitions]
         flow = GRAPH if self._accumulates_graph(name, definitions, flows) else alternatives(flows)
         return _new_leaf(self.ctx, flow) if flow is not None and name.id in self.flagged_names() else flow
+
+    def _unseen_trained(self, name: ast.Name, definitions=None) -> bool:
+        """Is `name` bound nowhere in view or a parameter no call site tells, and a model its function trains?"""
+        definitions = self.values.reaching_definitions(name) if definitions is None else definitions
+        unseen = all(is_parameter(d) and self.values.argument(d, self._binding) is None for d in definitions)
+        return unseen and self._trained_out_of_view(name)
+
+    def _module_part(self, attribute: ast.Attribute) -> bool:
+        """Is `attribute` (`net.decoder`) read as a part of the module its name is (see `_module_uses`)?"""
+        function = self.ctx.scopes.enclosing_function(attribute)
+        return any(part is attribute for part in self._uses(function, attribute.value.id)[1])
+
+    def _uses(self, function: ast.AST | None, name: str) -> tuple[list[ast.Call], list[ast.Attribute]]:
+        if (function, name) not in self._module_uses:
+            self._module_uses[function, name] = _module_uses(self.ctx, function, name)
+        return self._module_uses[function, name]
+
+    def _trained_out_of_view(self, name: ast.Name) -> bool:
+        """Is `name`, whose value the code does not show (bound nowhere in view, or a parameter no call site
+        tells), a model its function trains? So it is when the function calls it outside `no_grad`, the call's
+        output reaches a loss the function backpropagates, and the function reads a part of it or its
+        parameters (`net.head`, `net.parameters()`), as only a module has: a loss function is called and
+        backpropagated too, but no part of it is read."""
+        function = self.ctx.scopes.enclosing_function(name)
+        key = (function, name.id)
+        if key not in self._trained:
+            self._trained[key] = False  # (asked again while being worked out: not known)
+            calls, parts = self._uses(function, name.id)
+            self._trained[key] = bool(parts) and any(
+                not under_no_grad(self.ctx, call) and self._backpropagated_from(function, call) for call in calls
+            )  # fmt: skip
+        return self._trained[key]
+
+    def _backpropagated_from(self, function: ast.AST | None, call: ast.Call) -> bool:
+        """Does a loss `function` backpropagates contain `call`, or a name bound from a value containing it?"""
+        statement = self.ctx.scopes.statement(call)
+        targets = {n for t in assignment_targets(statement) for n in ast.walk(t) if isinstance(n, ast.Name)} if isinstance(statement, ast.Assign | ast.AugAssign) else set()
+        for loss in self._backpropagated(function):
+            if any(node is call for node in ast.walk(loss)) or (targets and self._depends(loss, targets, 0, set())):
+                return True
+        return False
+
+    def _backpropagated(self, function: ast.AST | None) -> list[ast.AST]:
+        """The losses `function` (None: the module's own statements) runs backward from."""
+        if function not in self._losses_of:
+            calls = self.ctx.index.within(function or self.ctx.tree, ast.Call)
+            found = [(call, backward_loss(self.ctx, call)) for call in calls]
+            self._losses_of[function] = [loss for call, loss in found if loss is not None and self.ctx.scopes.enclosing_function(call) is function]
+        return self._losses_of[function]
 
     def _accumulates_graph(self, name: ast.Name, definitions, flows: list[Flow | None]) -> bool:
         """A sum seeded by a number and updated with a graph (`penalty = 0.0`, then `penalty = penalty +
@@ -1175,6 +1234,30 @@ PARAMETERLESS = frozenset(
         "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
     )
 )  # fmt: skip
+
+
+PARAMETER_VIEWS = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children", "state_dict"})
+
+
+def _module_uses(ctx, function: ast.AST | None, name: str) -> tuple[list[ast.Call], list[ast.Attribute]]:
+    """The calls of `name` in `function` (None: the module's own statements), and the reads there of what only
+    a module has: its parameters (`name.parameters()`), a part with parameters (`name.head` of `name.head.weight`),
+    a part handed to a function of the project (`name.decoder` of `penalty(name.decoder)`). A loss object's
+    options (`name.weight`) and a model's other attributes (`name.acc`) are none."""
+    calls, parts = [], []
+    for use in ctx.scopes.reads(function, name):
+        parent = ctx.scopes.parent(use)
+        if isinstance(parent, ast.Call) and parent.func is use:
+            calls.append(parent)
+        elif isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load):
+            above = ctx.scopes.parent(parent)
+            if isinstance(above, ast.Call) and above.func is parent:
+                parts += [parent] if parent.attr in PARAMETER_VIEWS else []
+            elif isinstance(above, ast.Attribute) and above.attr in PARAMETER_ATTRIBUTES | PARAMETER_VIEWS:
+                parts.append(parent)
+            elif isinstance(above, ast.Call) and parent in above.args and function_called(ctx, above) is not None:
+                parts.append(parent)
+    return calls, parts
 
 
 def _element(expr: ast.AST, index: int | None) -> ast.AST:

@@ -200,8 +200,8 @@ class KeptGraphs:
         return made is not None and any(isinstance(n, ast.Name) and n.id == terms.id for e in made for n in ast.walk(e))
 
     def kept_across_iterations(self, total: ast.AST, loop: ast.AST, function) -> bool:
-        """Is `total` (or the dict or list holding it) bound before the loop, never renewed inside it (see
-        `_renewed`), and never backpropagated?"""
+        """Is `total` (or the dict or list holding it) bound before the loop (also out of view:
+        `Scopes.bound_out_of_view`), never renewed inside it (see `_renewed`), and never backpropagated?"""
         total = total_of(total)
         scope = function or self.ctx.tree
         if isinstance(total, ast.Attribute):  # `self.outputs`; `model.history` of a model kept across the loop
@@ -209,11 +209,12 @@ class KeptGraphs:
             return (owner.id == "self" or self.kept_across_iterations(owner, loop, function)) and self.attribute_kept(total, loop, scope)
         key = (total.id, loop, scope)  # asked once per term added to the total: a walk of the scope each
         if key not in self._names_kept:
-            self._names_kept[key] = self._name_kept(total.id, loop, scope)
+            self._names_kept[key] = self._name_kept(total.id, loop, function)
         return self._names_kept[key]
 
-    def _name_kept(self, name: str, loop: ast.AST, scope: ast.AST) -> bool:
-        bound_before, rebound = False, False
+    def _name_kept(self, name: str, loop: ast.AST, function) -> bool:
+        scope = function or self.ctx.tree
+        bound_before, rebound = self.ctx.scopes.bound_out_of_view(function, name), False  # a global, an earlier cell's total
         for node in self.ctx.index.within(scope, ast.Name):
             if node.id == name and isinstance(node.ctx, ast.Store):
                 inside = self.in_loop(node, loop)

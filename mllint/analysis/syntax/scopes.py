@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
+from functools import cached_property
 
 from mllint.analysis.syntax.tree import child_nodes
 
@@ -136,6 +137,26 @@ class Scopes:
             self._bound_anywhere = frozenset(self._file_stores()[1]) | {arg.arg for f in functions for arg in parameters(f)}
         return self._bound_anywhere
 
+    def bound_out_of_view(self, function: ast.AST | None, name: str) -> bool:
+        """Is `name`, as `function` (None: the module) uses it, bound before that code runs by code the file
+        does not show? So it is when the function declares it `global` or `nonlocal`, and at module level
+        when the file binds it only by updating it (`total += loss`, `total = total + loss`): an earlier
+        notebook cell or session seeded it, or the update would raise. Never when a `from m import *` may
+        bind it, nor for a name an import, a definition or a plain assignment binds."""
+        if function is not None:
+            declared = self._index.within(function, ast.Global, ast.Nonlocal)
+            return any(name in n.names and self.enclosing_function(n) is function for n in declared)
+        if any(a.name == "*" or (a.asname or a.name).split(".")[0] == name for n in self._index.of_type(ast.Import, ast.ImportFrom) for a in n.names):
+            return False
+        if name in self._definition_names:
+            return False
+        stores = [n for n in self.uses(None, name) if not isinstance(n.ctx, ast.Load)]
+        return bool(stores) and all(_updates(self.statement(store), store) for store in stores)
+
+    @cached_property
+    def _definition_names(self) -> frozenset[str]:
+        return frozenset(node.name for node in self._index.of_type(*SCOPE_NODES) if not isinstance(node, ast.Lambda))
+
     def local_bindings(self, function: ast.AST) -> frozenset[str]:
         """Names a function binds other than by import: parameters, assignment targets, loop variables,
         nested definitions (those its nested functions bind count too)."""
@@ -157,6 +178,16 @@ def _stores(index) -> tuple[list[tuple[int, int]], list[str]]:
         bound += [(node.lineno, node.col_offset, node.name) for node in index.by_type.get(kind, ())]
     bound.sort()
     return [(line, column) for line, column, _ in bound], [name for _, _, name in bound]
+
+
+def _updates(statement: ast.AST | None, store: ast.Name) -> bool:
+    """Does `statement` bind `store` only by updating its old value (`x += v`, `x = x + v`)?"""
+    if isinstance(statement, ast.AugAssign):
+        return statement.target is store
+    return (
+        isinstance(statement, ast.Assign) and statement.targets == [store]
+        and any(isinstance(n, ast.Name) and n.id == store.id for n in ast.walk(statement.value))
+    )  # fmt: skip
 
 
 def statement_blocks(node: ast.AST) -> list[list[ast.stmt]]:
