@@ -105,6 +105,33 @@ def test_shapes_from_data(source, expression, shape):
     assert shape_of(source, expression) == shape
 
 
+BRANCHED = (
+    "class D(Dataset):\n    def __init__(self, x, n):\n        self.x, self.n = torch.randn(x, 3), n\n        self.rng = np.random.default_rng(0)\n"
+    "    def __getitem__(self, i):\n        if i % 2:\n            return self.x[i], {draw}, 0.0\n        return self.x[i], i // 2, 1.0\n"
+    "def f(x, b):\n    for a, k, y in DataLoader(D(x, 9), batch_size=b):\n        return a, k, y\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("draw", "expression", "shape"),
+    [
+        # Returns of a branching function joined: alike tuples part by part, a number alike a 0-d tensor.
+        ("i", "a", "(b, 3)"),
+        ("i", "y", "(b,)"),
+        # A NumPy sampler given no size draws one number (of a bound, a population, or numbers)...
+        ("self.rng.integers(self.n)", "k", "(b,)"),
+        ("np.random.randint(0, self.n)", "k", "(b,)"),
+        ("np.random.choice(self.x[:, 0])", "k", "(b,)"),
+        ("np.random.normal(0.0, 1.0)", "k", "(b,)"),
+        # ... but an array of bounds or means sets its shape; a size makes an array.
+        ("np.random.normal(self.x, 1.0)", "k", None),
+        ("self.rng.integers(self.n, size=2)", "k", None),
+    ],
+)
+def test_branching_samples(draw, expression, shape):
+    assert shape_of(BRANCHED.format(draw=draw), expression) == shape
+
+
 def test_sizes_from_init_parameters():
     source = (
         "class A(nn.Module):\n    def __init__(self, dim, heads):\n        super().__init__()\n"

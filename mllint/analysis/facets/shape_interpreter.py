@@ -160,6 +160,7 @@ def _none_defaults(function: ast.AST, bound: dict) -> dict[str, Absent]:
 
 
 REGISTERING = frozenset({"register_buffer", "register_parameter"})
+BOUNDED_DRAWS = frozenset({"randint", "integers", "choice"})  # NumPy samplers of one bound or a population
 EDGE_SAMPLERS = frozenset({"torch_geometric.utils.negative_sampling", "torch_geometric.utils.batched_negative_sampling"})
 
 
@@ -196,9 +197,7 @@ class Interpreter(Operations):
         if self.yields:  # a generator: iterating it gives what every `yield` agrees on
             item = _alike(self.yields, ("yielded", id(self.function)))
             return Batches(item) if item is not None and not any(r is not None for r in self.returns) else None
-        if self.returns and all(r == self.returns[0] for r in self.returns):
-            return self.returns[0]
-        return None
+        return _alike(self.returns, ("returned", id(self.function)))
 
     # Statements. `block` returns True when the block always leaves (return, raise, break, continue).
     def block(self, statements: list[ast.stmt]) -> bool:
@@ -737,6 +736,19 @@ class Interpreter(Operations):
             return _alike(held, ("item", id(node)))  # `loaders[split]`: whichever it is, what they all are alike
         return None
 
+    def draws_one_number(self, node: ast.Call, name: str, row) -> bool:
+        """Does a NumPy sampler given no size draw one number: of numbers (`np.random.normal(0, 1)`,
+        `np.random.rand()`), or of bounds not known to be arrays (`np.random.randint(n)`, `rng.integers(0, n)`,
+        `rng.choice(items)`)? An array of means (`np.random.normal(mu, 1)`) sets the shape."""
+        if row.kind != SIZES or any(k.arg in (None, row.keyword) for k in node.keywords):
+            return False
+        if row.spread and node.args or not row.spread and len(node.args) > row.at:
+            return False
+        given = [self.value_of(a) for a in [*node.args, *(k.value for k in node.keywords)]]
+        if name.rpartition(".")[2] in BOUNDED_DRAWS:
+            return name.endswith("choice") or not any(isinstance(v, Tensor) and v.shape for v in given)
+        return all(isinstance(v, Number) for v in given)
+
     def constant_key(self, key: ast.AST) -> ast.Constant | None:
         """The one string a dict key is: a literal, or a name or attribute that is that string under
         every call site (`self.label_name` of `__init__(self, label_name="y")`)."""
@@ -954,9 +966,13 @@ class Interpreter(Operations):
         elif row is not None and row.kind == ELEMENTWISE and isinstance(frame := self.value_of(call_argument(node, row.at, row.keyword)), Frame) and not frame.windowed:
             return Frame(frame.shape, ("call", id(node)))  # `np.exp(df["x"])`: a frame again
         elif row is not None:
+            if name.startswith("numpy.random.") and self.draws_one_number(node, name, row):
+                return NUMBER
             shape = self.function_shape(node, name, row)
         elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
             row = FUNCTIONS.get("numpy.random." + node.func.attr)  # `rng.normal(0, 1, size=(n, d))`, `rng.random((n, d))`
+            if row is not None and self.draws_one_number(node, node.func.attr, row):
+                return NUMBER
             shape = self.function_shape(node, "numpy.random." + node.func.attr, row) if row is not None and row.kind == SIZES else None
         elif name is None and self.position_in_list(node):
             return NUMBER  # `list(df.columns).index(target)`: a Python int
@@ -1272,7 +1288,9 @@ def _alike(items: list, key: tuple) -> object | None:
         return Batches(item) if item is not None else None
     if items and all(isinstance(i, Frame) and not i.positional and not i.labelled and not i.windowed and not i.across and len(i.shape) == len(items[0].shape) for i in items):
         return Frame(tuple(d if all(i.shape[p] == d for i in items) else None for p, d in enumerate(items[0].shape)), key)
-    shapes = {i.shape if isinstance(i, Tensor) else None for i in items}
+    if items and all(isinstance(i, Number) for i in items):
+        return NUMBER
+    shapes = {i.shape if isinstance(i, Tensor) else () if isinstance(i, Number) else None for i in items}  # (a number: 0-d)
     shape = shapes.pop() if len(shapes) == 1 else None
     return Tensor(shape, key) if shape is not None else None
 

@@ -706,10 +706,14 @@ class Shapes:
             del _LINTED[len(_LINTED) - len(linted):]
 
     def numpy_generator(self, expr: ast.AST) -> bool:
-        """Is `expr` a NumPy random generator (`rng = np.random.default_rng(seed)`)?"""
+        """Is `expr` a NumPy random generator (`rng = np.random.default_rng(seed)`, or `self.rng` its class
+        assigns that once)?"""
         if isinstance(expr, ast.Name):
             values = self.values.reaching_values(expr)
             expr = values[0] if values and len(values) == 1 else None
+        elif is_self_attribute(expr):
+            values = self._attribute_values(self.ctx.scopes.enclosing_class(expr)).get(expr.attr, [])
+            expr = values[0] if len(values) == 1 else None
         return isinstance(expr, ast.Call) and self.ctx.qualified_name(expr.func) in NUMPY_GENERATORS
 
     def project_function(self, name: str) -> tuple[object, ast.FunctionDef] | None:
