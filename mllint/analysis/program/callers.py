@@ -28,8 +28,9 @@ parameter with neither argument nor default too. A call site in a notebook is na
 Budget (one for the layer): at most `MAX_SITES` call sites per function, read in at most `MAX_MODULES`
 modules, and `MAX_CALLER_DEPTH` callers up (an argument that is itself a parameter of the caller is
 followed into the caller's own call sites); past them, unknown. Functions named like protocol methods (`forward`, dunders but `__init__`) are called
-by frameworks, not by name: a module's `forward` is bound at the calls of its instances (`instance_bindings`:
-`self.attn(h)`, `model(x)` where the model was passed to `train(model, ...)`), others have no call sites here.
+by frameworks, not by name: a module's `forward`, and any class's `__call__`, is bound at the calls of its instances
+(`instance_bindings`: `self.attn(h)`, `model(x)` where the model was passed to `train(model, ...)`, `self.loss_fn(out, y)`),
+others have no call sites here.
 """
 from __future__ import annotations
 
@@ -324,6 +325,8 @@ class Callers:
     def _bindings_in(self, ctx, function: ast.AST, depth: int) -> list[Binding]:
         if getattr(function, "name", None) in CALLED_BY_FRAMEWORKS and ctx.analysis(ModuleClasses).method_of_module(function, ctx) is not None:
             return self.instance_bindings(ctx, function)  # a module's `forward`: called as `model(x)`, never by name
+        if getattr(function, "name", None) == "__call__" and isinstance(ctx.scopes.parent(function), ast.ClassDef):
+            return self.instance_bindings(ctx, function)  # a callable object's `__call__`: `loss_fn(out, y)`
         key = (id(ctx), function)
         if key not in self._bindings:
             self._bindings[key] = []  # a recursive call chain finds nothing new
