@@ -418,3 +418,25 @@ def test_a_modules_forward_takes_what_its_instances_are_called_with_whatever_els
         directory = tmp_path / str(index)
         write(directory, {"net.py": net, "main.py": "import torch\nfrom net import Net\nx = torch.randn(16, 20, 3)\n" + script})
         assert [(code, line) for code, line, _ in findings(directory, "net.py")] == ([("ML603", 11)] if found else []), script
+
+
+def test_a_callable_objects_call_takes_what_its_instances_are_called_with(tmp_path):
+    """A plain class's `__call__` is bound, as a module's `forward`, at the calls of its instances: made and
+    called in place, or handed to a function that calls its parameter (here: a log of sigmoid output, ML701)."""
+    losses = """\
+        import torch
+
+
+        class Weighted:
+            def __call__(self, p, y):
+                return -(y * torch.log(p)).mean()
+        """
+    uses = {
+        "loss_fn = Weighted()\nloss_fn(torch.sigmoid(z), y)\n": True,
+        "def fit(objective, z, y):\n    return objective(torch.sigmoid(z), y)\nfit(Weighted(), z, y)\n": True,
+        "loss_fn = Weighted()\nloss_fn(torch.sigmoid(z).clamp(1e-6, 1.0), y)\n": False,  # clamped: never 0
+    }
+    for index, (script, found) in enumerate(uses.items()):
+        directory = tmp_path / str(index)
+        write(directory, {"losses.py": losses, "main.py": "import torch\nfrom losses import Weighted\nz, y = torch.randn(8), torch.ones(8)\n" + script})
+        assert [(code, line) for code, line, _ in findings(directory, "losses.py")] == ([("ML701", 6)] if found else []), script
