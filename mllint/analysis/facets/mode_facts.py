@@ -73,6 +73,7 @@ class Fact:
     site: ast.AST | None = None  # the statement's call in the analysed function that set it
     origin: ast.AST | None = None  # the `m.train()`/`m.eval()`/construction that set it (maybe in a helper)
     built: ast.Call | None = None  # the construction of the model, when known
+    source: str | None = None  # of ENTRY bound under another key: whose entry mode it is (`shadow = deepcopy(model)`)
 
 
 ENTRY = frozenset({Fact(Mode.ENTRY)})

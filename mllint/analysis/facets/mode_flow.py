@@ -773,14 +773,14 @@ class Flow:
             for use in summary.uses:
                 key = translate_key(use.key, mapping)
                 if key is not None:
-                    self._record(use.call, call, key, self._substitute(use.facts, before, key, call), use.constants)
+                    self._record(use.call, call, key, self._substitute(use.facts, before, key, call, mapping=mapping), use.constants)
         else:  # `module.training_step(batch)` of another module's class runs `module` here: a model call of it
             self._run_elsewhere(call, summary, mapping, before, home)
         for callee_key in sorted(summary.exit, key=len):
             key = translate_key(callee_key, mapping)
             if key is not None:
                 key = self._held_object(key, call)
-                state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call, home))
+                state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call, home, mapping))
         spread = [a.value for a in call.args if isinstance(a, ast.Starred)] + [k.value for k in call.keywords if k.arg is None]
         for value in spread:  # `model.train_emb(*batch)`: which parameters its items fill is unknown
             key = self.key(value)
@@ -862,12 +862,18 @@ class Flow:
         stored = {n.id for n in home.index.within(function, ast.Name) if isinstance(n.ctx, ast.Store)}
         return sorted(stored & set(mapping))
 
-    def _substitute(self, facts: frozenset, state: State, key: str, site: ast.AST, home=None) -> frozenset:
-        """The callee's facts seen from the caller: ENTRY is the caller's state; the rest happened at `site`
-        (`home`: the callee's context, when another module's: where its nodes are)."""
+    def _substitute(self, facts: frozenset, state: State, key: str, site: ast.AST, home=None, mapping: dict | None = None) -> frozenset:
+        """The callee's facts seen from the caller: ENTRY is the caller's state (of the key it was copied from,
+        through `mapping`: the callee's keys as the caller's); the rest happened at `site` (`home`: the
+        callee's context, when another module's: where its nodes are)."""
         result = set()
         before = lookup(state, key)
         for fact in facts:
+            if fact.mode is Mode.ENTRY and fact.source is not None and mapping is not None:
+                source = translate_key(fact.source, mapping)
+                entered = lookup(state, source) if source is not None else frozenset({Fact(Mode.UNKNOWN, site)})
+                result |= {Fact(Mode.ENTRY, source=source) if f == Fact(Mode.ENTRY) and source != key else f for f in entered}
+                continue
             if fact.mode is Mode.ENTRY:
                 result |= before
                 continue
@@ -913,7 +919,8 @@ class Flow:
                     return frozenset({Fact(requested_mode(value, func.attr), value, value, common_built(inner))})
                 return inner
             if self.modes.qualified_name(func) in COPIES and len(value.args) == 1:  # a copy keeps its source's mode
-                return self._value_facts(value.args[0], state, returned)
+                copied, source = self._value_facts(value.args[0], state, returned), self.key(value.args[0])
+                return frozenset(Fact(Mode.ENTRY, source=source) if f == Fact(Mode.ENTRY) and source else f for f in copied)
             if isinstance(func, ast.Name) and func.id in self.modes.functions and not self._shadowed(func):
                 summary = self.modes.summary(self.modes.functions[func.id], self.depth + 1)
                 return self._substitute(summary.returned, {}, "", value) if summary is not None and summary.returned else unknown

@@ -991,15 +991,21 @@ class Objects:
         if module is not None and module is not self.ctx:  # `from tagger import settings`: the module, its variables read there
             return frozenset({Obj("made", module.tree, ctx=module)})
         found = self.view.find(qualified) if qualified else None
-        if found is None or (found[1] not in found[0].variables and found[1] not in found[0].classes):
+        if found is None and qualified:  # a variable its module writes attributes of too (`RECIPE = Munch()`, `RECIPE.optim = ...`)
+            module, _, name = qualified.rpartition(".")
+            home = self.view.index.context(module) if module else None
+            if home is None or home is self.ctx or not self._of(home)._bindings_of(home.tree).get(name):
+                return None
+        elif found is None or (found[1] not in found[0].variables and found[1] not in found[0].classes):
             return None
-        home = self.view.index.context(found[0].name)
+        else:
+            home, name = self.view.index.context(found[0].name), found[1]
         if home is None or home is self.ctx:
             return None
         objects = self._of(home)
-        if found[1] in objects.classes:  # the class itself (`from config import CFG`), read as its module reads it
-            return frozenset({Obj("made", home.tree, found[1], ctx=home)})
-        return objects._fixed(objects._names, (home.tree, found[1]), lambda: objects._name_objects(home.tree, found[1], depth + 1))
+        if name in objects.classes:  # the class itself (`from config import CFG`), read as its module reads it
+            return frozenset({Obj("made", home.tree, name, ctx=home)})
+        return objects._fixed(objects._names, (home.tree, name), lambda: objects._name_objects(home.tree, name, depth + 1))
 
     def _composed(self, function: ast.AST) -> Obj | None:
         """The configuration Hydra hands the first parameter of a `@hydra.main(...)` function (`composed_config`),
@@ -2313,8 +2319,11 @@ def _copied(obj: Obj) -> ast.AST | None:
 
 
 def _makes_container(ctx, call: ast.Call) -> bool:
-    """`nn.ModuleList(...)`, `dict(...)`, `list(...)` (builtins the module does not rebind)."""
+    """`nn.ModuleList(...)`, `dict(...)`, `list(...)` (builtins the module does not rebind), and an
+    attribute-dict made of keywords (`EasyDict(lr=0.1)`: the dict of its keywords)."""
     func = call.func
+    if call.keywords and not call.args and ctx.qualified_name(func) in ATTRIBUTE_DICTS:
+        return True
     if isinstance(func, ast.Name) and func.id in BUILTIN_CONTAINERS:
         return func.id not in ctx.scopes.bound_anywhere()
     return canonical_class(ctx.qualified_name(func)) in CONTAINER_CLASSES
@@ -2382,9 +2391,9 @@ def _option_value(obj: Obj) -> Obj | None:
 
 
 def _literal_keys(obj: Obj) -> list:
-    """The constant keys of the dict literal (or `dict(k=v)` call) that made `obj`; empty for anything else."""
+    """The constant keys of the dict literal (or `dict(k=v)`, `EasyDict(k=v)` call) that made `obj`; empty for anything else."""
     literal = obj.node
-    if isinstance(literal, ast.Call) and isinstance(literal.func, ast.Name) and literal.func.id == "dict" and _makes_container(obj.ctx, literal):
+    if isinstance(literal, ast.Call) and _makes_container(obj.ctx, literal):
         literal = _container_literal(literal)
     return [_constant(k) for k in literal.keys if k is not None] if isinstance(literal, ast.Dict) else []
 
