@@ -13,7 +13,8 @@ binds them. This module finds those call sites and builds the bindings:
   location (`call_sites(binding)`), which findings made under it carry.
 - `per_call_site(ctx, node, ask)`: the answers of `ask(binding)` for a question about `node`, first with
   no binding, then, when that needed parameters of the function around `node` (or of its class's
-  `__init__`, read through `self.` attributes), under each call site's binding in turn. Values of
+  `__init__`, read through `self.` attributes; of a base's `__init__` or setter the class runs as its own,
+  only where an object of the class runs it), under each call site's binding in turn. Values of
   different call sites never combine: a finding holds under one call site, and names it.
 
 Finding call sites: a word index first (per process and project: which modules' text calls `name(`, see
@@ -140,9 +141,9 @@ def signature_passage(binding: Binding, expr: ast.AST) -> Passage | None:
 
 def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None], linted=None) -> Iterator[tuple[T, Binding | None]]:
     """`ask(None)`; when that has no answer and needed parameters of the function around `node` (or of its
-    class's `__init__`, an inherited one too: bound where this class is constructed), `ask(binding)` under
-    each call site's binding of that function. Yields each
-    answer with the binding it holds under (None: it holds whatever the callers pass). `linted`: the
+    class's `__init__`, or of a base's `__init__` or setter it runs as its own), `ask(binding)` under each
+    call site's binding of that function (of an inherited one, the sites running it on an object of this
+    class or of one derived from it). Yields each answer with the binding it holds under (None: it holds whatever the callers pass). `linted`: the
     linted file, whose callers layer finds the call sites when `ctx` is a module read for the project."""
     callers = (linted or ctx).analysis(Callers)
     candidates = _binding_candidates(ctx, node)
