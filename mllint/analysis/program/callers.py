@@ -13,7 +13,8 @@ binds them. This module finds those call sites and builds the bindings:
   location (`call_sites(binding)`), which findings made under it carry.
 - `per_call_site(ctx, node, ask)`: the answers of `ask(binding)` for a question about `node`, first with
   no binding, then, when that needed parameters of the function around `node` (or of its class's
-  `__init__`, read through `self.` attributes), under each call site's binding in turn. Values of
+  `__init__`, read through `self.` attributes; of a base's `__init__` or setter the class runs as its own,
+  only where an object of the class runs it), under each call site's binding in turn. Values of
   different call sites never combine: a finding holds under one call site, and names it.
 
 Finding call sites: a word index first (per process and project: which modules' text calls `name(`, see
@@ -49,7 +50,7 @@ from mllint.analysis.values.annotations import Annotations, is_none
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import called_name, is_self_attribute
-from mllint.analysis.program.hierarchy import TopClasses, dispatched_methods, inherited_method, project_class, self_classes
+from mllint.analysis.program.hierarchy import TopClasses, dispatched_methods, inherited_method, lineage, project_class, self_classes
 from mllint.analysis.program.project_view import ProjectView, find_definition
 from mllint.analysis.syntax.folding import fold, runs_under
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
@@ -141,21 +142,26 @@ def signature_passage(binding: Binding, expr: ast.AST) -> Passage | None:
 
 def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None], linted=None) -> Iterator[tuple[T, Binding | None]]:
     """`ask(None)`; when that has no answer and needed parameters of the function around `node` (or of its
-    class's `__init__`), `ask(binding)` under each call site's binding of that function. Yields each
-    answer with the binding it holds under (None: it holds whatever the callers pass). `linted`: the
+    class's `__init__`, or of a base's `__init__` or setter it runs as its own), `ask(binding)` under each
+    call site's binding of that function (of an inherited one, the sites running it on an object of this
+    class or of one derived from it). Yields each answer with the binding it holds under (None: it holds whatever the callers pass). `linted`: the
     linted file, whose callers layer finds the call sites when `ctx` is a module read for the project."""
-    values = ctx.analysis(ValueKinds)
-    outer, values.unbound = values.unbound, []
+    callers = (linted or ctx).analysis(Callers)
+    candidates = _binding_candidates(ctx, node)
+    inherited = callers.inherited_methods(ctx, candidates)
+    recording = list(dict.fromkeys([ctx.analysis(ValueKinds), *(home.analysis(ValueKinds) for home in inherited.values())]))
+    outer = [values.unbound for values in recording]
+    for values in recording:
+        values.unbound = []
     try:
         answer = ask(None)
-        needed = values.unbound
+        needed = list(dict.fromkeys(f for values in recording for f in values.unbound))
     finally:
-        values.unbound = outer
+        for values, kept in zip(recording, outer):
+            values.unbound = kept
     if answer is not None:
         yield answer, None
         return
-    candidates = _binding_candidates(ctx, node)
-    callers = (linted or ctx).analysis(Callers)
     if candidates and candidates[0] not in needed and any(f in candidates for f in needed):
         # A method needing what `__init__` was passed (`self.criterion`): its own call sites may hold that
         # binding too (`self.compute_loss(self.model, ...)`), with what they pass for its parameters.
@@ -173,6 +179,15 @@ def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None],
                 answer = ask(binding)
                 if answer is not None:
                     yield answer, binding
+        elif function in inherited:
+            # `self.model` set by a base's `__init__` or setter this class runs: bound where an object of this
+            # class (or of one derived from it) runs it, not where the base's or another subclass's does.
+            classes = frozenset(derived.name for _, derived in self_classes(ctx, ctx.scopes.parent(candidates[0]), callers.view))
+            for binding in callers.bindings_in(inherited[function], function):
+                if binding.call is None or callers.runs_on(binding, classes):
+                    answer = ask(binding)
+                    if answer is not None:
+                        yield answer, binding
 
 
 def constructions(ctx, expr: ast.AST, under: Binding | None = None) -> Iterator[tuple[tuple[object, ast.Call], Binding | None]]:
@@ -298,6 +313,7 @@ class Callers:
         self._receivers: dict[tuple[int, ast.Call], list[str | None]] = {}  # `_receiver_classes`
         self._set_in_init: dict[ast.AST, set[str]] = {}  # a method -> the attributes it sets from its parameters
         self._instances: dict[tuple[ast.Call, ast.AST | None], Binding | None] = {}
+        self._inherited: dict[ast.ClassDef, dict[ast.AST, object]] = {}  # a class -> the bases' methods it runs (`inherited_methods`)
         self._reads: dict[int, dict[str, list[ast.Name]]] = {}  # a module -> its reads of names not called (`_escapes`)
         self._value_calls: dict[int, list[ast.Call]] = {}  # a module -> its calls of values (`_called_values`)
         self._called: dict[tuple[int, ast.Call], list[tuple[str, int]]] = {}  # ... -> the functions each may run
@@ -310,6 +326,36 @@ class Callers:
     def bindings_in(self, ctx, function: ast.AST) -> list[Binding]:
         """`bindings` of a function of another module of the project (`ctx`), found from the linted file."""
         return self._bindings_in(ctx, function, 0)
+
+    def inherited_methods(self, ctx, candidates: list[ast.AST]) -> dict[ast.AST, object]:
+        """For the methods of a top-level class (`candidates`, `_binding_candidates`), the methods of its
+        project bases it runs as its own (it defines none of their names), with their modules' contexts:
+        a base's `__init__` or setter storing what `self.` attributes hold. Worked out once per class."""
+        cls = ctx.scopes.parent(candidates[0]) if candidates else None
+        if not isinstance(cls, ast.ClassDef) or ctx.scopes.parent(cls) is not ctx.tree:
+            return {}
+        if cls not in self._inherited:
+            found: dict[str, tuple[object, ast.AST]] = {}
+            own = {m.name for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            for home, base in lineage(ctx, cls, self.view)[1:]:
+                for method in base.body:
+                    if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name not in own:
+                        found.setdefault(method.name, (home, method))
+            self._inherited[cls] = {method: home for home, method in found.values()}
+        return self._inherited[cls]
+
+    def runs_on(self, binding: Binding, classes: frozenset[str]) -> bool:
+        """Does a binding's call run its method on an object of one of `classes` (by name): a construction
+        (`Child(...)` running a base's `__init__`), `super().__init__(...)` or `self.set(...)` in one of them,
+        or a call on an object made as one (`probe.attach(net)` with `probe = Child()`)?"""
+        call, caller = binding.call, binding.caller
+        if called_name(call.func) in classes:
+            return True
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if isinstance(receiver, ast.Call) and called_name(receiver.func) == "super" or isinstance(receiver, ast.Name) and receiver.id == "self":
+            return getattr(caller.scopes.enclosing_class(call), "name", None) in classes
+        named = self._receiver_classes(caller, call, receiver) if receiver is not None else [None]
+        return all(name is not None and name.rpartition(".")[2] in classes for name in named) and bool(named)
 
     def sites(self, function: ast.AST) -> list[tuple[object, ast.Call]]:
         """The calls of `function`, a function of the linted file, with the context each stands in: in the
