@@ -124,7 +124,7 @@ class InplaceOnForwardArgument(Rule):
     (`ACTS[kind]()` with `"relu": partial(nn.ReLU, inplace=True)`), and into the factory of the project that builds the activation
     (`self.act = get_activation("relu")` returning a table's class built with `inplace=inplace`). A child module whose
     every call in the project passes a tensor nothing else holds (`self.drop(torch.cat([a, b]))`, a torch
-    layer's output, a fresh sum read nowhere after, a copy: `h.clone()`, `h.detach().clone()`,
+    layer's output, a fresh sum read nowhere after and made in the loop that gives it, not once before it (`model(X)` at every epoch), a copy: `h.clone()`, `h.detach().clone()`,
     `h.clone().detach()`, `copy.deepcopy(h)`, `h.mul(0.5)`; not `h.contiguous()`, `h.float()` or `h.to(d)`,
     which may return `h` itself) changes no caller's tensor, and is not reported. Only tensor arguments
     count: those annotated as `torch.Tensor`, an unannotated first argument, and any other the function

@@ -98,7 +98,7 @@ LISTING_FUNCTIONS = frozenset({"torch.as_tensor", "torch.asarray"})
 LISTED = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
 CUT_BUILTINS = frozenset({"float", "int", "bool"})
 NO_GRAPH_BUILTINS = frozenset({"len", "range", "isinstance"})
-SUMMING_BUILTINS = frozenset({"sum", "abs", "list", "tuple"})  # a value computed from their arguments, or holding them
+SUMMING_BUILTINS = frozenset({"sum", "abs", "list", "tuple", "dict", "zip"})  # a value computed from their arguments, or holding them
 NO_GRAPH_FUNCTIONS = frozenset(
     f"torch.{name}_like" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint")
 )
@@ -734,7 +734,8 @@ class GradientFlow:
         """The flow of the items a loop's or a comprehension's target takes: those of what it iterates over,
         when that is a name or attribute carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`), the values
         of a dict that does (`v` of `for k, v in d.items()`, of `for v in d.values()`), or an item of one
-        that `zip` pairs (`p` of `for p, t in zip(preds, targets)`) or `enumerate` numbers."""
+        that `zip` pairs (`p` of `for p, t in zip(preds, targets)`) or `enumerate` numbers; cut where what
+        it iterates over is cut (`l` of `for l in reduced.values()`, a dict made under `torch.no_grad()`)."""
         loop = self.ctx.scopes.parent(target)
         iterated = loop.iter if isinstance(loop, (ast.comprehension, ast.For)) and loop.target is target else None
         if isinstance(loop, ast.Tuple) and any(e is target for e in loop.elts):
@@ -753,7 +754,7 @@ class GradientFlow:
             iterated = iterated.func.value
         if isinstance(iterated, ast.Name | ast.Call | ast.Attribute):  # `blk` of `for blk in self.model.blocks` too
             flow = self._flow(iterated, depth + 1)
-            return flow if flow is not None and flow.state is State.GRAPH else UNKNOWN
+            return flow if flow is not None and (flow.state is State.GRAPH or _is_none(flow) and flow.cuts) else UNKNOWN
         return UNKNOWN
 
     def _listed(self, value: ast.AST | None) -> bool:

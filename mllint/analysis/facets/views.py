@@ -135,11 +135,13 @@ def unshared(ctx, expr: ast.AST, use: ast.AST) -> bool:
     (`torch.cat([a, b])`, `a + b`) or a copying tensor method (`h.clone()`, `h.detach().clone()`; a view
     of such a tensor, `h.clone().detach()`, too), a copy made by indexing with an array (`x[mb]` of an index
     array, `x[x > 0]`, `x[[0, 1]]`; not `x[t]`, `x[:, 0]`), or a name bound only to such tensors and read nowhere
-    after `use`?"""
+    after `use`, nor again at `use` by a loop around it that does not bind it (`model(X)` at every epoch)?"""
     if isinstance(expr, ast.Name):
         values = ctx.analysis(ValueKinds)
         definitions = [d for d in values.reaching_definitions(expr)]
         if not definitions or any(d.value is None or not unshared(ctx, d.value, d.node) for d in definitions):
+            return False
+        if reused_over_loop(ctx, expr) is not None:
             return False
         scope = ctx.scopes.enclosing_function(use) or ctx.tree
         held = [d.node for d in definitions]
