@@ -711,7 +711,7 @@ class ValueKinds(ReachingDefinitions):
         if isinstance(inner, Made) and not inner.layer and isinstance(inner.node, ast.Call):
             method = self.ctx.qualified_name(inner.node.func) is None  # `z.softmax(1)`, not `F.softmax(z, 1)`
             normalised = call_argument(inner.node, 0 if method else 1, "dim")
-            if normalised is not None and ast.dump(normalised) == ast.dump(dim):
+            if normalised is not None and _constant_index(normalised) is not None and _constant_index(normalised) == _constant_index(dim):
                 return None
         return Mixed((inner,))
 
