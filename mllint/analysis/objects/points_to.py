@@ -1412,11 +1412,12 @@ class Objects:
         else:
             keyed = isinstance(index, int | str) and (_of_parameter(base) or base.root().kind == "self")  # `self.cfg["inplace"]` too
             return self._field_of(base, f"[{index!r}]" if keyed else "[]")
-        for added in self._added_to(base, depth) if found is not None else ():
-            key = self._added_keys.get(added)
+        fillers = (self,) if home is self else (home, self)  # the file that makes it fills it too (`d["bce"] = ...` in a builder)
+        for filler, added in ((f, a) for f in fillers for a in f._added_to(base, depth)) if found is not None else ():
+            key = filler._added_keys.get(added)
             if isinstance(index, int | str) and key is not None and key != index:
                 continue  # `parts["optim"] = ...` puts nothing at `parts["model"]`
-            found = union(found, self._eval(added, depth))
+            found = union(found, filler._eval(added, depth))
             if found is None:
                 break
         if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []) and not _fallback(base):
@@ -1495,6 +1496,7 @@ class Objects:
         if self._pending is None:
             self._pending = dict(enumerate(self._additions()))
         twin = _unkeyed(base)  # an item a comprehension makes per key: also what is written through a parameter key
+        made = _unsited(base)  # what a function fills before it returns it (`d = {}`, `d["bce"] = ...`): each call's
         matched = []
         for number, (receiver, added) in list(self._pending.items()):
             if number not in self._pending:  # indexed meanwhile, by a question its receiver asked
@@ -1504,10 +1506,11 @@ class Objects:
                 if self._pending.pop(number, None) is not None:  # not indexed by a question it asked
                     for obj in objects or ():
                         self._adding.setdefault(obj, []).append((number, added))
-            elif base in (objects or ()) or (twin in (objects or ()) and added in self._through_keys):
+            elif base in (objects or ()) or made in (objects or ()) or (twin in (objects or ()) and added in self._through_keys):
                 matched.append((number, added))
         shared = [pair for pair in self._adding.get(twin, []) if pair[1] in self._through_keys] if twin is not None else []
-        ordered = [added for _, added in sorted(dict.fromkeys(matched + self._adding.get(base, []) + shared), key=lambda pair: pair[0])]
+        own = self._adding.get(made, []) if made is not None else []
+        ordered = [added for _, added in sorted(dict.fromkeys(matched + self._adding.get(base, []) + own + shared), key=lambda pair: pair[0])]
         return [write for added in ordered for write in self._per_site(base, added, depth)]
 
     def _per_site(self, base: Obj, added: ast.AST, depth: int) -> list[ast.AST]:
@@ -2195,6 +2198,12 @@ def _keyed(obj: Obj, key, value: ast.AST) -> Obj:
 def _unkeyed(obj: Obj) -> Obj | None:
     """The object a comprehension's value is read at no one key, for one it makes at a key (`_keyed`); None for any other."""
     return Obj(obj.kind, obj.node, "", obj.base, obj.site, obj.ctx) if obj.kind == "made" and obj.name.startswith("[") else None
+
+
+def _unsited(obj: Obj) -> Obj | None:
+    """An object a function makes, as the function itself sees it (no call site), for one a caller reaches
+    through a call site (`_made_at`); None for any other."""
+    return Obj(obj.kind, obj.node, obj.name, obj.base, None, obj.ctx) if obj.kind == "made" and obj.site is not None else None
 
 
 def _made_at(obj: Obj, site: ast.AST) -> Obj:

@@ -23,7 +23,7 @@ from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, function_returns, top_level_definition
 from mllint.analysis.values.reaching import MAX_DEPTH
 from mllint.analysis.values.values import (
-    Called, Chained, Complement, Exp, Item, Keyed, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
+    STACK_FUNCTIONS, Called, Chained, Complement, Exp, Item, Keyed, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
     Unwrapped, Value, SEQUENTIAL, at_key, built_record, canonical_class, makes_task_model,
     ValueKinds,
 )  # fmt: skip
@@ -474,7 +474,7 @@ class ProjectView:
             result = _as_called(self.resolve(returned, owner, depth + 1), self._definition(callee.cls, "__init__"), callee.site)
             if result is None and value.decide is None:
                 made = (self._class_node(callee.cls), callee.site)  # what `self.layer = layer` holds
-                result = self._applied(self._definition(f"{owner.name}.{cls.name}", name), value.node, module, depth, made)
+                result = self._applied(self._definition(f"{owner.name}.{cls.name}", name), owner, value.node, module, depth, made)
             via = f"{cls.name}.{name}"
         elif isinstance(callee, TaskModel):  # its output: a record whose `.logits` are raw scores (the call may be the linted file's)
             home = self.own if self.ctx.scopes.parent(value.node) is not None else module
@@ -497,7 +497,7 @@ class ProjectView:
             result = self.resolve(owner.functions[name].returns, owner, depth + 1)
             result = _as_called(result, owner.functions[name].definition()[1], value.node, self._forwarded(value.node, module))
             if result is None:
-                result = self._applied(owner.functions[name].definition()[1], value.node, module, depth)
+                result = self._applied(owner.functions[name].definition()[1], owner, value.node, module, depth)
             via = name
         else:
             return None
@@ -590,13 +590,14 @@ class ProjectView:
         held = found[1].attribute(callee.method) if found is not None else None
         return self._call(Called(held, value.node), found[0], depth + 1) if held is not None else None
 
-    def _applied(self, function: ast.AST | None, call: object, module: ModuleSummary, depth: int, made: tuple = (None, None)) -> Resolved | None:
+    def _applied(self, function: ast.AST | None, home: ModuleSummary, call: object, module: ModuleSummary, depth: int, made: tuple = (None, None)) -> Resolved | None:
         """What `function` returns under `call` (of `module`) when each of its returns calls a parameter it never
         rebinds (`return layer(x)` in `def forward(self, x, layer)`, or `out = layer(x)` once, `return out`), or
         a layer `__init__` keeps from its parameter (`self.layer = layer`, `return self.layer(self.drop(x))`)
         as the instance's construction in `module` passes it (`made`: the class, the construction): what
         calling the argument passed for it returns, when those agree; None otherwise (also when a return does
-        more with the call)."""
+        more with the call). A return may join what the steps of a loop appended (`torch.stack(outputs, 1)`,
+        `function` read in `home`, its module)."""
         returned = function_returns(function) if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) else None
         ctx = self.ctx if module is self.own else self.index.context(module.name) if self.index is not None else None
         if not returned or not isinstance(call, ast.Call) or ctx is None:
@@ -604,21 +605,28 @@ class ProjectView:
         first = [*function.args.posonlyargs, *function.args.args][:1]
         bound = bind_arguments(call, function, skips_first=bool(first) and first[0].arg in ("self", "cls"))
         cls, site = made
-        kept = _kept_parameters(cls) if isinstance(site, ast.Call) and ctx.scopes.parent(site) is not None else {}
+        defining = self.ctx if home is self.own else self.index.context(home.name) if self.index is not None else None
+        # the construction is read where it is: beside the call, or beside the class (a builder function of its module)
+        builds = [(c, m) for c, m in ((ctx, module), (defining, home)) if c is not None and isinstance(site, ast.Call) and c.scopes.parent(site) is not None]
+        kept = _kept_parameters(cls) if builds else {}
         given = bind_arguments(site, own_method(cls, "__init__", ast.FunctionDef), skips_first=True) if kept else {}
         stored = [n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
-        once = {a.targets[0].id: a.value for a in ast.walk(function) if _assigns_name(a) and stored.count(a.targets[0].id) == 1}
+        once = {name: bound_value for name, bound_value in _bound_once(function) if stored.count(name) == 1}
+        joined = [_joined_items(defining.analysis(ValueKinds), expr) if defining is not None else None for expr in returned]
         found = []
-        for expr in returned:
-            expr = once.get(expr.id, expr) if isinstance(expr, ast.Name) else expr  # `out = layer(h)`; `return out`
+        for expr in [item for expr, items in zip(returned, joined) for item in items or [expr]]:
+            expr, index = once.get(expr.id, (expr, None)) if isinstance(expr, ast.Name) else (expr, None)  # `out = layer(h)`; `return out`
             func = expr.func if isinstance(expr, ast.Call) else None
             if isinstance(func, ast.Name) and bound.get(func.id) is not None and func.id not in stored:
-                passed = bound[func.id]
+                passed, (where, summary) = bound[func.id], (ctx, module)
             elif is_self_attribute(func) and given.get(kept.get(func.attr)) is not None:
-                passed = given[kept[func.attr]]
+                passed, (where, summary) = given[kept[func.attr]], builds[0]
             else:
                 return None
-            found.append(self._call(Called(ctx.analysis(ValueKinds).value(passed), call), module, depth + 1))
+            output = self._call(Called(where.analysis(ValueKinds).value(passed), call), summary, depth + 1)
+            if index is not None:  # `out, hidden = layer(h)`: the element it unpacks
+                output = self.resolve(output.values[index], output.module, depth + 1) if isinstance(output, Tuple) and index < len(output.values) else None
+            found.append(output)
         return _agreed(found)
 
     def _built_from_table(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
@@ -815,9 +823,22 @@ def _kept_parameters(cls: ast.ClassDef | None) -> dict[str, str]:
     return {attr: found[0] for attr, found in kept.items() if len(found) == 1 and found[0] is not None}
 
 
-def _assigns_name(node: ast.AST) -> bool:
-    """Is `node` an assignment of one value to one name (`out = layer(h)`)?"""
-    return isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+def _bound_once(function: ast.AST):
+    """The names a function assigns one value to, each with (that value, None) (`out = layer(h)`), or with
+    (the value, the position it unpacks) (`out, hidden = layer(h, hidden)`)."""
+    for node in ast.walk(function):
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(target, ast.Name):
+            yield target.id, (node.value, None)
+        elif isinstance(target, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            yield from ((e.id, (node.value, i)) for i, e in enumerate(target.elts) if isinstance(e, ast.Name))
+
+
+def _joined_items(values: ValueKinds, expr: ast.AST) -> list[ast.AST] | None:
+    """The items a returned `torch.stack(outputs, 1)` / `torch.cat(outputs)` joins, when `outputs` is a list
+    filled in the function (`outputs.append(out)` at each step); None for any other return."""
+    joins = isinstance(expr, ast.Call) and values.ctx.qualified_name(expr.func) in STACK_FUNCTIONS and expr.args
+    return values.listed_items(expr.args[0]) if joins and isinstance(expr.args[0], ast.Name) else None
 
 
 def _of_own_attribute(made: object) -> bool:

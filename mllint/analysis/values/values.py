@@ -700,6 +700,21 @@ class ValueKinds(ReachingDefinitions):
         inner = self._collection(collection, depth + 1, binding)
         return Mixed(inner.values) if isinstance(inner, Mixed) and inner.stacked else None
 
+    def _averaged(self, call: ast.Call, tensor: ast.AST, dim_position: int, depth: int, binding=None) -> Value | None:
+        """`probs.mean(dim=1)`, `torch.mean(probs, 1)`: a tensor's mean over a dim written out, other than the
+        dim its softmax normalises (the clips, crops or heads a forward averages), combines values of its kind;
+        a mean over every dim (a number) or over the softmax's own dim, nothing known."""
+        dim = call_argument(call, dim_position, "dim")
+        inner = self._value(tensor, depth + 1, binding) if dim is not None else None
+        if inner is None or inner is PENDING:
+            return inner
+        if isinstance(inner, Made) and not inner.layer and isinstance(inner.node, ast.Call):
+            method = self.ctx.qualified_name(inner.node.func) is None  # `z.softmax(1)`, not `F.softmax(z, 1)`
+            normalised = call_argument(inner.node, 0 if method else 1, "dim")
+            if normalised is not None and _constant_index(normalised) is not None and _constant_index(normalised) == _constant_index(dim):
+                return None
+        return Mixed((inner,))
+
     def _collection(self, collection: ast.AST, depth: int, binding=None) -> Value | None:
         """What a collection holds: a tuple or list written out, or a name bound to a list and appended to
         (`dists = []`, then `dists.append(F.softmax(z, 1))` in a loop): its items, stacked."""
@@ -760,9 +775,11 @@ class ValueKinds(ReachingDefinitions):
             return Mixed(listed.values, stacked=True, joined=True) if isinstance(listed, Mixed) and listed.stacked else None
         builtin_sum = isinstance(func, ast.Name) and func.id == "sum" and name is None and len(call.args) == 1
         if (name in REDUCING_FUNCTIONS or builtin_sum) and first is not None:
-            return self._reduced(first, depth, binding)
+            reduced = self._reduced(first, depth, binding)
+            return reduced if reduced is not None or name != "torch.mean" else self._averaged(call, first, 1, depth, binding)
         if name is None and isinstance(func, ast.Attribute) and func.attr in ("mean", "sum"):
-            return self._reduced(func.value, depth, binding)
+            reduced = self._reduced(func.value, depth, binding)
+            return reduced if reduced is not None or func.attr != "mean" else self._averaged(call, func.value, 0, depth, binding)
         if name in WHERE_FUNCTIONS and len(call.args) == 3 and not call.keywords:  # either of the two values
             return self._one_of(call.args[1:], depth, binding)
         if name in EXP_FUNCTIONS and len(call.args) == 1 and not call.keywords:
